@@ -1,0 +1,20 @@
+// swift-tools-version:5.9
+import PackageDescription
+
+let package = Package(
+    name: "soundmark",
+    products: [
+        .library(name: "Soundmark", targets: ["Soundmark"]),
+        .executable(name: "soundmark", targets: ["soundmark"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "Soundmark", dependencies: ["CFFmpeg", "CFFTW", "CSQLite"]),
+        .executableTarget(name: "soundmark", dependencies: ["Soundmark"]),
+        .testTarget(name: "SoundmarkTests", dependencies: ["Soundmark"]),
+        .testTarget(name: "SoundmarkCLITests", dependencies: ["Soundmark"]),
+    ]
+)

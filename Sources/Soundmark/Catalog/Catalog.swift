@@ -1,0 +1,369 @@
+import CSQLite
+import Foundation
+
+/// Metadata of a catalogued recording, in ShazamKit's vocabulary (`SHMediaItem`).
+public struct MediaItem: Codable, Equatable, Sendable {
+    /// Stable identifier of the reference within its catalog.
+    public var id: String
+    /// Title, if known.
+    public var title: String?
+    /// Subtitle, if known.
+    public var subtitle: String?
+    /// Artist, if known.
+    public var artist: String?
+    /// Custom properties (`--property KEY=VALUE`).
+    public var properties: [String: String]
+
+    /// Creates a media item.
+    public init(id: String, title: String? = nil, subtitle: String? = nil, artist: String? = nil,
+                properties: [String: String] = [:]) {
+        self.id = id
+        self.title = title
+        self.subtitle = subtitle
+        self.artist = artist
+        self.properties = properties
+    }
+}
+
+/// A reference as stored: its media item and facts about its signature.
+public struct ReferenceInfo: Equatable, Sendable {
+    /// The reference's metadata.
+    public var item: MediaItem
+    /// Length of the reference audio in seconds.
+    public var duration: Double
+    /// Number of postings stored for it.
+    public var postingCount: Int
+    /// Size of its stored postings in bytes.
+    public var postingBytes: Int
+    /// Number of annotations attached to it.
+    public var annotationCount: Int
+    /// The file or URL it was made from, if recorded.
+    public var source: String?
+}
+
+/// What ``Catalog/addReferenceSignature(_:representing:annotations:source:)`` did.
+public enum AddOutcome: Equatable, Sendable {
+    /// A new reference was stored.
+    case added
+    /// The id existed with other audio: its signature and metadata were replaced.
+    case replaced
+    /// The same audio under the same id: its metadata (or annotations) changed and were updated.
+    case updated
+    /// The same audio under the same id with the same metadata: nothing to do.
+    case unchanged
+    /// The same audio is already stored under another id: skipped.
+    case duplicate(of: String)
+}
+
+/// A catalog of reference signatures, media items and annotations in one SQLite file.
+///
+/// Layout (SQLite 3, WAL journal so readers can match while a writer adds):
+/// - `meta(key, value)`: `format_version` and the `configuration` JSON;
+/// - `reference(id, title, subtitle, artist, properties JSON, source, sample_count,
+///   posting_count, audio_digest, postings BLOB)`: one row per reference; the postings are
+///   stored with ``PostingCodec``; `audio_digest` (FNV-1a 64 of the postings) finds re-added audio;
+/// - `annotation(reference_id, seq, start, end, text)`: deleted with their reference.
+///
+/// Every change to one reference is one transaction: a process killed during an add leaves
+/// exactly the references committed before it.
+public final class Catalog {
+    /// The catalog file.
+    public let path: String
+    /// The fingerprint configuration of every signature in it.
+    public let configuration: Configuration
+    private let db: SQLiteDatabase
+
+    /// Opens a catalog, creating it when `create` is set and the file does not exist.
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when the file is missing, not a
+    ///   catalog or unreadable; ``SoundmarkError/catalogMismatch(path:reason:)`` when it was written
+    ///   with another configuration or format version.
+    public init(path: String, create: Bool = false, configuration: Configuration = Configuration()) throws {
+        self.path = path
+        self.configuration = configuration
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if isDirectory.boolValue { throw SoundmarkError.catalogUnreadable(path: path, reason: "is a directory") }
+        if !exists && !create { throw SoundmarkError.catalogUnreadable(path: path, reason: "no such file") }
+        db = try SQLiteDatabase(path: path, create: create)
+        do {
+            try db.execute("PRAGMA foreign_keys = ON")
+            let hasMeta = try count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") > 0
+            if !hasMeta {
+                if try count("SELECT count(*) FROM sqlite_master") > 0 || (exists && fileSize(path) > 0) {
+                    throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog")
+                }
+                try createSchema()
+            }
+            try checkMeta()
+        } catch let error as SoundmarkError {
+            throw error
+        } catch {
+            let text = "\(error)"
+            let reason = text.contains("file is not a database") ? "not a soundmark catalog" : text
+            throw SoundmarkError.catalogUnreadable(path: path, reason: reason)
+        }
+    }
+
+    private func count(_ sql: String) throws -> Int {
+        let q = try db.prepare(sql)
+        return try q.step() ? q.int(0) : 0
+    }
+
+    private func createSchema() throws {
+        try db.execute("PRAGMA journal_mode = WAL")
+        try db.transaction {
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS reference(
+                    id TEXT PRIMARY KEY, title TEXT, subtitle TEXT, artist TEXT,
+                    properties TEXT NOT NULL DEFAULT '{}', source TEXT,
+                    sample_count INTEGER NOT NULL, posting_count INTEGER NOT NULL,
+                    audio_digest TEXT NOT NULL, postings BLOB NOT NULL);
+                CREATE INDEX IF NOT EXISTS reference_digest ON reference(audio_digest);
+                CREATE TABLE IF NOT EXISTS annotation(
+                    reference_id TEXT NOT NULL REFERENCES reference(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL, start REAL NOT NULL, "end" REAL NOT NULL, text TEXT NOT NULL,
+                    PRIMARY KEY(reference_id, seq));
+                """)
+            let json = String(decoding: try JSONEncoder.sorted.encode(configuration), as: UTF8.self)
+            try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(Configuration.formatVersion)").run()
+            try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("configuration", json).run()
+        }
+    }
+
+    private func checkMeta() throws {
+        let q = try db.prepare("SELECT key, value FROM meta")
+        var meta: [String: String] = [:]
+        while try q.step() { meta[q.string(0) ?? ""] = q.string(1) }
+        guard let version = meta["format_version"], let json = meta["configuration"] else {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog (no format version)")
+        }
+        guard version == "\(Configuration.formatVersion)" else {
+            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog format version \(version), this soundmark reads version \(Configuration.formatVersion); rebuild the catalog")
+        }
+        guard let stored = try? JSONDecoder().decode(Configuration.self, from: Data(json.utf8)) else {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "unreadable configuration record")
+        }
+        guard stored == configuration else {
+            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog was built with another fingerprint configuration (\(json)); rebuild it with this soundmark")
+        }
+    }
+
+    /// Stores a reference signature representing `item`, in one transaction.
+    ///
+    /// - Parameters:
+    ///   - signature: the reference signature; its configuration must be the catalog's.
+    ///   - item: metadata; `item.id` is the key.
+    ///   - annotations: when not `nil`, replace the reference's annotations.
+    ///   - source: the file it came from, kept for `catalog show`.
+    /// - Returns: what was done; re-adding the same audio never duplicates it.
+    /// - Throws: ``SoundmarkError/catalogMismatch(path:reason:)`` for a signature of another
+    ///   configuration, ``SoundmarkError/noLandmarks(path:)`` for silent audio,
+    ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when SQLite fails.
+    @discardableResult
+    public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
+                                      annotations: [Annotation]? = nil, source: String? = nil) throws -> AddOutcome {
+        guard signature.configuration == configuration else {
+            throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
+        }
+        let postings = PostingCodec.postings(of: signature)
+        guard !postings.isEmpty else { throw SoundmarkError.noLandmarks(path: source ?? item.id) }
+        let blob = PostingCodec.encode(postings)
+        let digest = String(format: "%016llx", fnv1a64(blob) ^ UInt64(bitPattern: signature.sampleCount))
+        let properties = String(decoding: (try? JSONEncoder.sorted.encode(item.properties)) ?? Data("{}".utf8), as: UTF8.self)
+        do {
+            return try db.transaction {
+                let same = try db.prepare("SELECT id FROM reference WHERE audio_digest = ?").bind(digest)
+                var sameIDs: [String] = []
+                while try same.step() { sameIDs.append(same.string(0) ?? "") }
+                if !sameIDs.isEmpty && !sameIDs.contains(item.id) { return .duplicate(of: sameIDs[0]) }
+                let existing = try reference(id: item.id)
+                if let existing, sameIDs.contains(item.id) {
+                    var changed = false
+                    if existing.item != item || (source != nil && existing.source != source) {
+                        try db.prepare("UPDATE reference SET title = ?, subtitle = ?, artist = ?, properties = ?, source = coalesce(?, source) WHERE id = ?")
+                            .bind(item.title, item.subtitle, item.artist, properties, source, item.id).run()
+                        changed = existing.item != item
+                    }
+                    if let annotations, try self.annotations(id: item.id) != annotations {
+                        try replaceAnnotations(id: item.id, annotations)
+                        changed = true
+                    }
+                    return changed ? .updated : .unchanged
+                }
+                try db.prepare("""
+                    INSERT OR REPLACE INTO reference(id, title, subtitle, artist, properties, source, sample_count,
+                        posting_count, audio_digest, postings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """).bind(item.id, item.title, item.subtitle, item.artist, properties, source,
+                              Int64(signature.sampleCount), postings.count, digest, Data(blob)).run()
+                if let annotations { try replaceAnnotations(id: item.id, annotations) }
+                return existing == nil ? .added : .replaced
+            }
+        } catch let error as SoundmarkError {
+            throw error
+        } catch {
+            throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
+        }
+    }
+
+    private func replaceAnnotations(id: String, _ annotations: [Annotation]) throws {
+        try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
+        let insert = try db.prepare("INSERT INTO annotation(reference_id, seq, start, \"end\", text) VALUES (?, ?, ?, ?, ?)")
+        for (i, a) in annotations.enumerated() {
+            try insert.bind(id, i, a.start, a.end, a.text).run()
+        }
+    }
+
+    /// Replaces the annotations of reference `id` atomically.
+    /// - Throws: ``SoundmarkError/unknownReference(path:id:)`` when there is no such reference.
+    public func setAnnotations(_ annotations: [Annotation], forReference id: String) throws {
+        do {
+            try db.transaction {
+                guard try reference(id: id) != nil else { throw SoundmarkError.unknownReference(path: path, id: id) }
+                try replaceAnnotations(id: id, annotations)
+            }
+        } catch let error as SoundmarkError {
+            throw error
+        } catch {
+            throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The annotations of reference `id`, in stored order (empty when it has none).
+    public func annotations(id: String) throws -> [Annotation] {
+        do {
+            let q = try db.prepare("SELECT start, \"end\", text FROM annotation WHERE reference_id = ? ORDER BY seq").bind(id)
+            var result: [Annotation] = []
+            while try q.step() { result.append(Annotation(start: q.double(0), end: q.double(1), text: q.string(2) ?? "")) }
+            return result
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Removes reference `id` with its postings and annotations.
+    /// - Returns: `false` when there was no such reference.
+    @discardableResult
+    public func remove(id: String) throws -> Bool {
+        do {
+            return try db.transaction {
+                try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
+                try db.prepare("DELETE FROM reference WHERE id = ?").bind(id).run()
+                return sqlite3_changes(db.handle) > 0
+            }
+        } catch {
+            throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
+        }
+    }
+
+    private static let infoColumns = """
+        r.id, r.title, r.subtitle, r.artist, r.properties, r.sample_count, r.posting_count, length(r.postings), r.source,
+        (SELECT count(*) FROM annotation a WHERE a.reference_id = r.id)
+        """
+
+    private func info(_ q: SQLiteStatement) -> ReferenceInfo {
+        let properties = (q.string(4)).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
+        let item = MediaItem(id: q.string(0) ?? "", title: q.string(1), subtitle: q.string(2), artist: q.string(3), properties: properties)
+        return ReferenceInfo(item: item, duration: Double(q.int(5)) / Double(configuration.sampleRate),
+                             postingCount: q.int(6), postingBytes: q.int(7), annotationCount: q.int(9), source: q.string(8))
+    }
+
+    /// Every reference, ordered by id.
+    public func references() throws -> [ReferenceInfo] {
+        do {
+            let q = try db.prepare("SELECT \(Catalog.infoColumns) FROM reference r ORDER BY r.id")
+            var result: [ReferenceInfo] = []
+            while try q.step() { result.append(info(q)) }
+            return result
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The reference with this id, or `nil`.
+    public func reference(id: String) throws -> ReferenceInfo? {
+        let q = try db.prepare("SELECT \(Catalog.infoColumns) FROM reference r WHERE r.id = ?").bind(id)
+        return try q.step() ? info(q) : nil
+    }
+
+    /// Loads every reference's postings into an in-memory index for matching (one read
+    /// transaction: a consistent snapshot even while another process adds).
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.
+    public func loadIndex() throws -> CatalogIndex {
+        do {
+            return try db.transaction {
+                let q = try db.prepare("SELECT \(Catalog.infoColumns), r.postings FROM reference r ORDER BY r.id")
+                var infos: [ReferenceInfo] = []
+                var lists: [[Posting]] = []
+                while try q.step() {
+                    var list: [Posting] = []
+                    let info = info(q)
+                    list.reserveCapacity(info.postingCount)
+                    guard PostingCodec.decode(q.blob(10), into: { list.append($0) }) else {
+                        throw SoundmarkError.catalogUnreadable(path: path, reason: "corrupt postings of reference '\(info.item.id)'")
+                    }
+                    infos.append(info)
+                    lists.append(list)
+                }
+                let hasher = LandmarkHasher(configuration: configuration)
+                return CatalogIndex(configuration: configuration, references: infos,
+                                    postings: PostingIndex(hashCount: hasher.hashCount, references: lists))
+            }
+        } catch let error as SoundmarkError {
+            throw error
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+}
+
+/// A snapshot of a catalog ready for matching: metadata plus the in-memory posting index.
+public struct CatalogIndex: Sendable {
+    /// The configuration of every signature.
+    public let configuration: Configuration
+    /// References; a posting's reference index points into this array.
+    public let references: [ReferenceInfo]
+    /// Hash → postings.
+    public let postings: PostingIndex
+
+    /// Builds an index from reference signatures in memory (no file), for tests and tools.
+    public init(configuration: Configuration, items: [(MediaItem, Signature)]) {
+        self.configuration = configuration
+        var infos: [ReferenceInfo] = []
+        var lists: [[Posting]] = []
+        for (item, signature) in items {
+            let list = PostingCodec.postings(of: signature)
+            infos.append(ReferenceInfo(item: item, duration: signature.duration, postingCount: list.count,
+                                       postingBytes: 0, annotationCount: 0, source: nil))
+            lists.append(list)
+        }
+        references = infos
+        postings = PostingIndex(hashCount: LandmarkHasher(configuration: configuration).hashCount, references: lists)
+    }
+
+    init(configuration: Configuration, references: [ReferenceInfo], postings: PostingIndex) {
+        self.configuration = configuration
+        self.references = references
+        self.postings = postings
+    }
+}
+
+extension JSONEncoder {
+    /// An encoder with sorted keys, for stable stored JSON.
+    static var sorted: JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return e
+    }
+}
+
+/// FNV-1a, 64-bit (http://www.isthe.com/chongo/tech/comp/fnv/).
+func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return h
+}
+
+private func fileSize(_ path: String) -> Int {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+}

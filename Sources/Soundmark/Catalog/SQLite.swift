@@ -1,0 +1,125 @@
+import CSQLite
+import Foundation
+
+/// A thin wrapper over one SQLite connection (https://sqlite.org/c3ref/intro.html).
+final class SQLiteDatabase {
+    let path: String
+    private(set) var handle: OpaquePointer?
+
+    /// Opens (or with `create`, creates) the database file.
+    init(path: String, create: Bool, readOnly: Bool = false) throws {
+        self.path = path
+        var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        if rc != SQLITE_OK {
+            let why = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close(handle)
+            handle = nil
+            throw SoundmarkError.catalogUnreadable(path: path, reason: why)
+        }
+        sqlite3_busy_timeout(handle, 10_000)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+
+    /// Runs one or more statements without results.
+    func execute(_ sql: String) throws {
+        var message: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(handle, sql, nil, nil, &message) != SQLITE_OK {
+            let why = message.map { String(cString: $0) } ?? lastError
+            sqlite3_free(message)
+            throw SQLiteFailure(message: why)
+        }
+    }
+
+    /// Prepares a statement.
+    func prepare(_ sql: String) throws -> SQLiteStatement {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &stmt, nil) == SQLITE_OK, let stmt else {
+            throw SQLiteFailure(message: lastError)
+        }
+        return SQLiteStatement(stmt, db: self)
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// An SQLite error message.
+struct SQLiteFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// A prepared statement; parameters are 1-based, columns 0-based.
+final class SQLiteStatement {
+    private let stmt: OpaquePointer
+    private unowned let db: SQLiteDatabase
+
+    init(_ stmt: OpaquePointer, db: SQLiteDatabase) {
+        self.stmt = stmt
+        self.db = db
+    }
+
+    deinit { sqlite3_finalize(stmt) }
+
+    /// Binds values in order: String, Int, Int64, Double, Data, or nil for NULL.
+    @discardableResult
+    func bind(_ values: Any?...) -> SQLiteStatement {
+        sqlite3_reset(stmt)
+        sqlite3_clear_bindings(stmt)
+        for (i, value) in values.enumerated() {
+            let k = Int32(i + 1)
+            switch value {
+            case let v as String: sqlite3_bind_text(stmt, k, v, -1, csqlite_transient())
+            case let v as Int: sqlite3_bind_int64(stmt, k, Int64(v))
+            case let v as Int64: sqlite3_bind_int64(stmt, k, v)
+            case let v as Double: sqlite3_bind_double(stmt, k, v)
+            case let v as Data:
+                v.withUnsafeBytes { p in
+                    _ = sqlite3_bind_blob(stmt, k, p.baseAddress, Int32(v.count), csqlite_transient())
+                }
+            default: sqlite3_bind_null(stmt, k)
+            }
+        }
+        return self
+    }
+
+    /// Steps once; `true` when a row is available.
+    func step() throws -> Bool {
+        let rc = sqlite3_step(stmt)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        throw SQLiteFailure(message: db.lastError)
+    }
+
+    /// Steps to the end (for statements without results).
+    func run() throws { while try step() {} }
+
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(stmt, column)) }
+    func double(_ column: Int32) -> Double { sqlite3_column_double(stmt, column) }
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(stmt, column) == SQLITE_NULL }
+    func string(_ column: Int32) -> String? {
+        guard let p = sqlite3_column_text(stmt, column) else { return nil }
+        return String(cString: p)
+    }
+    func blob(_ column: Int32) -> [UInt8] {
+        let n = Int(sqlite3_column_bytes(stmt, column))
+        guard n > 0, let p = sqlite3_column_blob(stmt, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: p, count: n))
+    }
+}

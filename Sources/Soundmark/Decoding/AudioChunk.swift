@@ -1,0 +1,18 @@
+/// A block of decoded mono PCM at the analysis rate.
+///
+/// Samples are 32-bit float, nominally in -1...1 (a loud in-phase multichannel
+/// source can exceed that slightly after the standard downmix).
+public struct AudioChunk: Sendable, Equatable {
+    /// Index of `samples[0]`, in samples at the output rate, counted from the
+    /// first decoded sample (= 0). Derived by counting output samples, never from
+    /// container timestamps.
+    public var firstSample: Int64
+    /// Mono samples at the decoder's output rate (Hz).
+    public var samples: [Float]
+
+    /// Creates a chunk starting at `firstSample` (samples at the output rate).
+    public init(firstSample: Int64, samples: [Float]) {
+        self.firstSample = firstSample
+        self.samples = samples
+    }
+}

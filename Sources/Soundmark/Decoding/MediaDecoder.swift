@@ -1,0 +1,556 @@
+import Foundation
+import CFFmpeg
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Streaming FFmpeg decoder: opens any input FFmpeg can read, picks one audio
+/// stream, and yields mono Float32 PCM resampled to a fixed analysis rate.
+///
+/// Sample positions come purely from counting output samples (the first decoded
+/// sample is index 0); container timestamps and durations are ignored. Memory use is
+/// flat: audio is produced chunk by chunk (about 1 s each) and never accumulated.
+///
+/// Multichannel input is downmixed with swresample's standard matrix for the input
+/// layout (inputs with an unknown layout get FFmpeg's default layout for their channel
+/// count), so e.g. a 5.1 file with content only in the centre channel keeps its level.
+///
+/// FFmpeg's own console logging is silenced; problems that do not stop decoding
+/// (a corrupt packet skipped, a premature end of input) are reported through the
+/// `warning` callback as one-line messages.
+///
+/// Not thread-safe: use one instance from one thread at a time.
+public final class MediaDecoder {
+    /// Container/stream tags with lowercased keys ("title", "artist", "album", ...).
+    /// Container tags win; tags of the decoded audio stream fill in missing keys.
+    public let tags: [String: String]
+    /// Index (in the container's stream list) of the audio stream being decoded.
+    public let streamIndex: Int
+    /// Short description of the input stream, e.g. "mp3, 44100 Hz, 2 channels".
+    public let inputDescription: String
+    /// Total output samples (at the output rate, in Hz given to `init`) returned by
+    /// `nextChunk()` so far; equals the `firstSample` of the next chunk.
+    public private(set) var samplesProduced: Int64 = 0
+
+    // MARK: - Private state
+
+    private let source: String
+    private let outputRate: Int32
+    private let chunkSize: Int
+    private let isNetwork: Bool
+    private let warningHandler: ((String) -> Void)?
+
+    private var formatContext: UnsafeMutablePointer<AVFormatContext>?
+    private var codecContext: UnsafeMutablePointer<AVCodecContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+
+    /// swresample context (opaque `SwrContext *`) and the input format it was built for.
+    private var resampler: OpaquePointer?
+    private var resamplerRate: Int32 = 0
+    private var resamplerFormat: Int32 = -1
+    private var resamplerLayout = AVChannelLayout()
+
+    private var pending: [Float] = []
+    private var scratch: [Float] = []
+    private var finished = false
+    private var packetsDecoded = 0
+    private var warningsEmitted = 0
+    private static let maxWarnings = 25
+
+    private static let configureLogging: Void = {
+        av_log_set_level(soundmark_av_log_quiet())
+    }()
+
+    // MARK: - Init
+
+    /// Opens `source` and prepares to decode one audio stream.
+    ///
+    /// - Parameters:
+    ///   - source: a file path, `"-"` for standard input, or a URL FFmpeg's protocols
+    ///     understand (`http://`, `udp://`, `file:`, ...). UDP/RTP inputs get a 5 s read
+    ///     timeout (unless the URL sets one) and end when the sender stops.
+    ///   - sampleRate: output rate in Hz (mono Float32), e.g. 8000–192000.
+    ///   - streamIndex: `nil` picks the best audio stream (`av_find_best_stream`,
+    ///     never an attached picture); otherwise the index of the stream to decode.
+    ///   - warning: receives one-line warnings (corrupt packet skipped, input ended
+    ///     early, ...); may be `nil`.
+    /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
+    ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
+    ///   `streamIndex`), `.decoderUnavailable`.
+    public init(source: String, sampleRate: Int, streamIndex: Int? = nil,
+                warning: ((String) -> Void)? = nil) throws {
+        _ = MediaDecoder.configureLogging
+        guard sampleRate >= 1000, sampleRate <= 768_000 else {
+            throw MediaDecodingError.cannotOpen(path: source,
+                                           reason: "invalid output sample rate \(sampleRate) Hz")
+        }
+        self.source = source
+        self.outputRate = Int32(sampleRate)
+        self.chunkSize = sampleRate // 1 s per chunk
+        self.warningHandler = warning
+
+        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, warning: warning)
+        self.isNetwork = opened.isNetwork
+        self.formatContext = opened.format
+        self.codecContext = opened.codec
+        self.streamIndex = opened.streamIndex
+        self.tags = opened.tags
+        self.inputDescription = opened.description
+        self.packet = av_packet_alloc()
+        self.frame = av_frame_alloc()
+        if packet == nil || frame == nil {
+            throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
+        }
+    }
+
+    deinit {
+        if resampler != nil { swr_free(&resampler) }
+        av_channel_layout_uninit(&resamplerLayout)
+        if frame != nil { av_frame_free(&frame) }
+        if packet != nil { av_packet_free(&packet) }
+        if codecContext != nil { avcodec_free_context(&codecContext) }
+        if formatContext != nil { avformat_close_input(&formatContext) }
+    }
+
+    /// Decodes an entire input into one array of mono samples at `sampleRate` Hz.
+    ///
+    /// Convenience for short inputs and tests; for long inputs iterate `nextChunk()`
+    /// instead (this holds the whole signal in memory: 4 bytes per sample).
+    /// - Parameters: as for `init(source:sampleRate:streamIndex:warning:)`.
+    /// - Returns: all decoded samples (count / `sampleRate` = duration in seconds).
+    /// - Throws: any `MediaDecodingError` from `init` or `nextChunk()`.
+    public static func decodeAll(source: String, sampleRate: Int, streamIndex: Int? = nil,
+                                 warning: ((String) -> Void)? = nil) throws -> [Float] {
+        let decoder = try MediaDecoder(source: source, sampleRate: sampleRate,
+                                       streamIndex: streamIndex, warning: warning)
+        var all: [Float] = []
+        while let chunk = try decoder.nextChunk() {
+            all.append(contentsOf: chunk.samples)
+        }
+        return all
+    }
+
+    // MARK: - Decoding
+
+    /// Returns the next block of output samples (1 s = `sampleRate` samples, except
+    /// the last one, which may be shorter), or `nil` once the input is exhausted.
+    ///
+    /// A corrupt or undecodable packet is skipped with a warning and decoding goes on;
+    /// a truncated file or a read error after audio has started simply ends the input
+    /// (with a warning). Chunks are contiguous: each `firstSample` equals the previous
+    /// `firstSample + samples.count`.
+    /// - Throws: `MediaDecodingError.readFailed` only for unrecoverable errors (out of
+    ///   memory, resampler failure, an input that fails before yielding any packet).
+    public func nextChunk() throws -> AudioChunk? {
+        while pending.count < chunkSize && !finished {
+            try pump()
+        }
+        guard !pending.isEmpty else { return nil }
+        let count = min(chunkSize, pending.count)
+        let samples = Array(pending[..<count])
+        pending.removeSubrange(..<count)
+        let chunk = AudioChunk(firstSample: samplesProduced, samples: samples)
+        samplesProduced += Int64(count)
+        return chunk
+    }
+
+    /// Reads one packet and decodes it if it belongs to our stream; at the end of the
+    /// input, flushes decoder and resampler and marks the decoder finished.
+    private func pump() throws {
+        guard let formatContext, let packet else { finished = true; return }
+        let result = av_read_frame(formatContext, packet)
+        if result == soundmark_averror(EAGAIN) {
+            usleep(5_000) // non-blocking input with no data yet
+            return
+        }
+        if result < 0 {
+            try endOfInput(readError: result)
+            return
+        }
+        defer { av_packet_unref(packet) }
+        guard Int(packet.pointee.stream_index) == streamIndex else { return }
+        packetsDecoded += 1
+        try decode(packet: packet)
+    }
+
+    private func endOfInput(readError: Int32) throws {
+        if readError == soundmark_averror(ENOMEM) {
+            throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
+        }
+        if readError != soundmark_averror_eof() {
+            let quietEnd = isNetwork && (readError == soundmark_averror(EIO)
+                                         || readError == soundmark_averror(ETIMEDOUT)
+                                         || readError == soundmark_averror_exit())
+            if packetsDecoded == 0 && samplesProduced == 0 && pending.isEmpty && !quietEnd {
+                finished = true
+                throw MediaDecodingError.readFailed(path: source, reason: MediaDecoder.errorString(readError))
+            }
+            if !quietEnd {
+                warn("input ended early at \(positionString()): \(MediaDecoder.errorString(readError))")
+            }
+        }
+        // Flush the decoder (NULL packet), then the resampler.
+        try decode(packet: nil)
+        try drainResampler()
+        finished = true
+    }
+
+    /// Sends `packet` (nil = flush) to the decoder and resamples every frame it yields.
+    private func decode(packet: UnsafeMutablePointer<AVPacket>?) throws {
+        guard let codecContext, let frame else { return }
+        var attempts = 0
+        while true {
+            let sent = avcodec_send_packet(codecContext, packet)
+            if sent == soundmark_averror(EAGAIN) && attempts == 0 {
+                // Decoder output full (should not happen as we always drain): drain, retry once.
+                try receiveFrames(codecContext, frame)
+                attempts += 1
+                continue
+            }
+            if sent == soundmark_averror(ENOMEM) {
+                throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
+            }
+            if sent < 0 && sent != soundmark_averror_eof() && sent != soundmark_averror(EAGAIN) {
+                warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))")
+            }
+            break
+        }
+        try receiveFrames(codecContext, frame)
+    }
+
+    private func receiveFrames(_ codecContext: UnsafeMutablePointer<AVCodecContext>,
+                               _ frame: UnsafeMutablePointer<AVFrame>) throws {
+        while true {
+            let received = avcodec_receive_frame(codecContext, frame)
+            if received == soundmark_averror(EAGAIN) || received == soundmark_averror_eof() { return }
+            if received == soundmark_averror(ENOMEM) {
+                throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
+            }
+            if received < 0 {
+                warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))")
+                return
+            }
+            defer { av_frame_unref(frame) }
+            try resample(frame, codecContext)
+        }
+    }
+
+    /// Converts one decoded frame to mono Float32 at the output rate and appends it to
+    /// `pending`, (re)building the resampler when the input format changes.
+    private func resample(_ frame: UnsafeMutablePointer<AVFrame>,
+                          _ codecContext: UnsafeMutablePointer<AVCodecContext>) throws {
+        let sampleCount = frame.pointee.nb_samples
+        guard sampleCount > 0 else { return }
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+        let format = frame.pointee.format
+
+        var layout = AVChannelLayout()
+        defer { av_channel_layout_uninit(&layout) }
+        if frame.pointee.ch_layout.nb_channels > 0 {
+            _ = av_channel_layout_copy(&layout, &frame.pointee.ch_layout)
+        } else {
+            _ = av_channel_layout_copy(&layout, &codecContext.pointee.ch_layout)
+        }
+        let channels = layout.nb_channels
+        if layout.order == AV_CHANNEL_ORDER_UNSPEC || av_channel_layout_check(&layout) == 0 {
+            av_channel_layout_uninit(&layout)
+            av_channel_layout_default(&layout, channels)
+        }
+        guard rate > 0, channels > 0, format >= 0, frame.pointee.extended_data != nil else {
+            warn("undecodable audio frame skipped at \(positionString()) (unknown format)")
+            return
+        }
+
+        if resampler == nil || rate != resamplerRate || format != resamplerFormat
+            || av_channel_layout_compare(&layout, &resamplerLayout) != 0 {
+            try drainResampler()
+            try makeResampler(rate: rate, format: format, layout: &layout)
+        }
+        guard let resampler else { return }
+
+        let capacity = Int(swr_get_out_samples(resampler, sampleCount)) + 16
+        if scratch.count < capacity { scratch = [Float](repeating: 0, count: capacity) }
+        let input = UnsafeMutableRawPointer(frame.pointee.extended_data!)
+            .assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        let produced = scratch.withUnsafeMutableBytes { raw -> Int32 in
+            var out: UnsafeMutablePointer<UInt8>? = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            return swr_convert(resampler, &out, Int32(capacity), input, sampleCount)
+        }
+        if produced < 0 {
+            throw MediaDecodingError.readFailed(path: source,
+                                           reason: "resampling failed: \(MediaDecoder.errorString(produced))")
+        }
+        pending.append(contentsOf: scratch[..<Int(produced)])
+    }
+
+    private func makeResampler(rate: Int32, format: Int32, layout: inout AVChannelLayout) throws {
+        var mono = soundmark_av_channel_layout_mono()
+        var context: OpaquePointer?
+        var result = swr_alloc_set_opts2(&context, &mono, AV_SAMPLE_FMT_FLT, outputRate,
+                                         &layout, AVSampleFormat(rawValue: format), rate, 0, nil)
+        if result >= 0 { result = swr_init(context) }
+        if result < 0 {
+            // Exotic layout (custom order, ambisonics, ...): retry with the default
+            // layout for the channel count.
+            if context != nil { swr_free(&context) }
+            var fallback = AVChannelLayout()
+            av_channel_layout_default(&fallback, layout.nb_channels)
+            result = swr_alloc_set_opts2(&context, &mono, AV_SAMPLE_FMT_FLT, outputRate,
+                                         &fallback, AVSampleFormat(rawValue: format), rate, 0, nil)
+            if result >= 0 { result = swr_init(context) }
+            av_channel_layout_uninit(&fallback)
+        }
+        if result < 0 {
+            if context != nil { swr_free(&context) }
+            throw MediaDecodingError.readFailed(
+                path: source,
+                reason: "cannot convert \(layout.nb_channels)-channel audio at \(rate) Hz: \(MediaDecoder.errorString(result))")
+        }
+        resampler = context
+        resamplerRate = rate
+        resamplerFormat = format
+        av_channel_layout_uninit(&resamplerLayout)
+        _ = av_channel_layout_copy(&resamplerLayout, &layout)
+    }
+
+    /// Pulls the samples still buffered inside the resampler, then frees it.
+    private func drainResampler() throws {
+        guard resampler != nil else { return }
+        while true {
+            let capacity = max(Int(swr_get_out_samples(resampler, 0)), 0) + 256
+            if scratch.count < capacity { scratch = [Float](repeating: 0, count: capacity) }
+            let produced = scratch.withUnsafeMutableBytes { raw -> Int32 in
+                var out: UnsafeMutablePointer<UInt8>? = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                return swr_convert(resampler, &out, Int32(capacity), nil, 0)
+            }
+            if produced <= 0 { break }
+            pending.append(contentsOf: scratch[..<Int(produced)])
+        }
+        swr_free(&resampler)
+    }
+
+    // MARK: - Helpers
+
+    private func positionString() -> String {
+        let seconds = Double(samplesProduced + Int64(pending.count)) / Double(outputRate)
+        return String(format: "%.2f s", seconds)
+    }
+
+    private func warn(_ message: String) {
+        guard let warningHandler else { return }
+        warningsEmitted += 1
+        if warningsEmitted < MediaDecoder.maxWarnings {
+            warningHandler(message)
+        } else if warningsEmitted == MediaDecoder.maxWarnings {
+            warningHandler(message + " (further warnings suppressed)")
+        }
+    }
+
+    static func errorString(_ code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        if av_strerror(code, &buffer, buffer.count) < 0 {
+            return "error \(code)"
+        }
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }
+}
+
+// MARK: - Opening
+
+extension MediaDecoder {
+    fileprivate struct Opened {
+        var format: UnsafeMutablePointer<AVFormatContext>
+        var codec: UnsafeMutablePointer<AVCodecContext>
+        var streamIndex: Int
+        var tags: [String: String]
+        var description: String
+        var isNetwork: Bool
+    }
+
+    /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
+    /// pre-check.
+    private struct Target {
+        var url: String
+        var localPath: String?
+        var isNetwork: Bool
+        var isUDP: Bool
+    }
+
+    private static func resolve(_ source: String) -> Target {
+        if source == "-" || source == "pipe:" || source == "pipe:0" {
+            return Target(url: "pipe:0", localPath: nil, isNetwork: false, isUDP: false)
+        }
+        if source.hasPrefix("file:") {
+            var path = String(source.dropFirst("file:".count))
+            if path.hasPrefix("//") { path = String(path.dropFirst(2)) } // file:///abs/path
+            return Target(url: "file:" + path, localPath: path, isNetwork: false, isUDP: false)
+        }
+        if let name = avio_find_protocol_name(source).map({ String(cString: $0) }), name != "file" {
+            let udp = name == "udp" || name == "rtp" || name == "udplite"
+            return Target(url: source, localPath: nil, isNetwork: name != "pipe", isUDP: udp)
+        }
+        // Plain path (also "weird:name.mp3" when "weird" is no protocol): force the file protocol.
+        return Target(url: "file:" + source, localPath: source, isNetwork: false, isUDP: false)
+    }
+
+    /// Cheap checks that give clearer messages than FFmpeg's generic errors.
+    private static func precheck(path: String, source: String) throws {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            let reason: String
+            switch errno {
+            case ENOENT, ENOTDIR: reason = "no such file"
+            case EACCES: reason = "permission denied"
+            default: reason = String(cString: strerror(errno))
+            }
+            throw MediaDecodingError.cannotOpen(path: source, reason: reason)
+        }
+        let type = info.st_mode & S_IFMT
+        if type == S_IFDIR {
+            throw MediaDecodingError.cannotOpen(path: source, reason: "is a directory")
+        }
+        if access(path, R_OK) != 0 {
+            throw MediaDecodingError.cannotOpen(path: source, reason: "permission denied")
+        }
+        if type == S_IFREG && info.st_size == 0 {
+            throw MediaDecodingError.cannotOpen(path: source, reason: "empty file")
+        }
+    }
+
+    private static func openReason(_ code: Int32) -> String {
+        switch code {
+        case soundmark_averror(ENOENT): return "no such file"
+        case soundmark_averror(EACCES), soundmark_averror(EPERM): return "permission denied"
+        case soundmark_averror(EISDIR): return "is a directory"
+        case soundmark_averror_invaliddata(), soundmark_averror(EINVAL),
+             soundmark_averror_demuxer_not_found(), soundmark_averror_stream_not_found():
+            return "not a media file or unsupported format"
+        case soundmark_averror_eof(): return "empty input (no data)"
+        case soundmark_averror_protocol_not_found(): return "unsupported protocol"
+        default: return errorString(code)
+        }
+    }
+
+    fileprivate static func open(source: String, requestedStream: Int?,
+                                 warning: ((String) -> Void)?) throws -> Opened {
+        let target = resolve(source)
+        if let path = target.localPath { try precheck(path: path, source: source) }
+
+        var options: OpaquePointer?
+        if target.isUDP && !target.url.contains("timeout=") {
+            av_dict_set(&options, "timeout", "5000000", 0) // microseconds
+        }
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        let openResult = avformat_open_input(&format, target.url, nil, &options)
+        av_dict_free(&options)
+        guard openResult >= 0, let fmt = format else {
+            throw MediaDecodingError.cannotOpen(path: source, reason: openReason(openResult))
+        }
+        var success = false
+        var codec: UnsafeMutablePointer<AVCodecContext>?
+        defer {
+            if !success {
+                if codec != nil { avcodec_free_context(&codec) }
+                var toClose: UnsafeMutablePointer<AVFormatContext>? = fmt
+                avformat_close_input(&toClose)
+            }
+        }
+
+        // The "tty" demuxer claims any .txt/.nfo/... file as ANSI art: text is no media.
+        if let demuxer = fmt.pointee.iformat?.pointee.name, String(cString: demuxer) == "tty" {
+            throw MediaDecodingError.cannotOpen(path: source, reason: "not a media file or unsupported format")
+        }
+        let infoResult = avformat_find_stream_info(fmt, nil)
+        if fmt.pointee.nb_streams == 0 {
+            throw MediaDecodingError.cannotOpen(
+                path: source,
+                reason: infoResult < 0 ? openReason(infoResult) : "not a media file or unsupported format")
+        }
+        if infoResult < 0 {
+            warning?("\(source == "-" ? "<stdin>" : source): could not read all stream parameters: \(errorString(infoResult))")
+        }
+
+        let index = try chooseStream(fmt, requested: requestedStream, source: source)
+        let stream = fmt.pointee.streams[index]!
+        let parameters = stream.pointee.codecpar!
+        let codecID = parameters.pointee.codec_id
+        let codecName = String(cString: avcodec_get_name(codecID))
+        guard let decoder = avcodec_find_decoder(codecID) else {
+            throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)
+        }
+        codec = avcodec_alloc_context3(decoder)
+        guard let codecContext = codec else {
+            throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
+        }
+        if avcodec_parameters_to_context(codecContext, parameters) < 0 {
+            throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)
+        }
+        codecContext.pointee.pkt_timebase = stream.pointee.time_base
+        if avcodec_open2(codecContext, decoder, nil) < 0 {
+            throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)
+        }
+
+        // Only demux what we decode.
+        for i in 0..<Int(fmt.pointee.nb_streams) where i != index {
+            fmt.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
+        }
+
+        var tags = dictionary(fmt.pointee.metadata)
+        for (key, value) in dictionary(stream.pointee.metadata) where tags[key] == nil {
+            tags[key] = value
+        }
+
+        var parts = [codecName]
+        let rate = parameters.pointee.sample_rate
+        let channels = parameters.pointee.ch_layout.nb_channels
+        if rate > 0 { parts.append("\(rate) Hz") }
+        if channels > 0 { parts.append(channels == 1 ? "1 channel" : "\(channels) channels") }
+
+        success = true
+        return Opened(format: fmt, codec: codecContext, streamIndex: index, tags: tags,
+                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork)
+    }
+
+    private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {
+        guard let stream, let parameters = stream.pointee.codecpar else { return false }
+        return parameters.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+            && (stream.pointee.disposition & soundmark_av_disposition_attached_pic()) == 0
+    }
+
+    private static func chooseStream(_ fmt: UnsafeMutablePointer<AVFormatContext>,
+                                     requested: Int?, source: String) throws -> Int {
+        let count = Int(fmt.pointee.nb_streams)
+        if let requested {
+            guard requested >= 0, requested < count, isUsableAudio(fmt.pointee.streams[requested]) else {
+                throw MediaDecodingError.streamNotAudio(path: source, index: requested)
+            }
+            return requested
+        }
+        let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        if best >= 0, Int(best) < count, isUsableAudio(fmt.pointee.streams[Int(best)]) {
+            return Int(best)
+        }
+        // av_find_best_stream skips streams with unknown parameters; take the first audio one.
+        if let first = (0..<count).first(where: { isUsableAudio(fmt.pointee.streams[$0]) }) {
+            return first
+        }
+        throw MediaDecodingError.noAudioStream(path: source)
+    }
+
+    /// Reads an AVDictionary into a Swift dictionary with lowercased keys, skipping
+    /// empty values (first occurrence of a key wins).
+    private static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
+        var result: [String: String] = [:]
+        guard dict != nil else { return result }
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let next = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            entry = next
+            guard let keyC = next.pointee.key, let valueC = next.pointee.value else { continue }
+            let key = String(cString: keyC).lowercased()
+            let value = String(cString: valueC).trimmingCharacters(in: .whitespacesAndNewlines)
+            if !value.isEmpty && result[key] == nil { result[key] = value }
+        }
+        return result
+    }
+}

@@ -1,0 +1,737 @@
+import Foundation
+
+/// Reads timed annotations (SRT, W3C WebVTT or JSON) in reference time, tolerating the
+/// way real files come.
+///
+/// Tolerated input:
+/// - Text encodings: UTF-8 with or without BOM; UTF-16 LE/BE with BOM or detected by
+///   the pattern of NUL bytes; UTF-32 with BOM; anything that is not valid UTF-8 is read
+///   as Windows-1252 unless an explicit `encoding` is given.
+/// - Line ends CRLF, LF or CR (mixed is fine); a missing final newline.
+/// - SubRip: a new cue starts only at a timing line (`start --> end`), optionally preceded
+///   by a numeric index line, so blank lines inside cue text and cues whose text is just a
+///   number are kept; `.` or `,` before the milliseconds; hours of any width (`123:00:00,000`);
+///   anything after the end time (positioning) is ignored.
+/// - WebVTT (<https://www.w3.org/TR/webvtt1/>): header text after `WEBVTT`, header
+///   metadata lines, NOTE/STYLE/REGION blocks, cue identifiers, cue settings after the
+///   timing (`align:start position:10%`), timestamps with or without hours (`mm:ss.ttt`).
+///   As in the W3C parsing algorithm a blank (or whitespace-only) line ends a cue and a line
+///   containing `-->` starts the next one.
+/// - JSON: `[{"start": s, "end": s, "text": "…"}]` (or `{"annotations": […]}`); times are
+///   numbers of seconds or strings holding seconds or a `hh:mm:ss.mmm` timestamp; other keys
+///   are ignored.
+///
+/// Text is returned verbatim (markup, character references, non-ASCII, emoji); only the
+/// line-ending characters are removed and inner line breaks become `"\n"`. Leading and
+/// trailing blank lines of a cue's text are dropped (they separate cues).
+///
+/// Anything skipped — unparseable timing, end before start, lines outside any cue, blocks
+/// without timing, malformed JSON entries — is reported in ``AnnotationImport/warnings`` as
+/// `"FILE:LINE: …"`. An empty file gives no annotations and one warning. A file with content
+/// but no usable annotation throws ``AnnotationError/noAnnotations(file:skipped:firstProblem:)``
+/// when something was skipped, and otherwise (e.g. a WebVTT file with only a header) returns
+/// an empty list with a warning.
+public enum AnnotationReader {
+    /// Reads the annotation file at `url`.
+    ///
+    /// - Parameters:
+    ///   - url: A file URL. Warnings and errors name the file by `url.path`.
+    ///   - format: The format, or `nil` to detect it from the content: `WEBVTT` at the start
+    ///     means WebVTT, `[` or `{` means JSON, anything else SubRip.
+    ///   - encoding: The text encoding, or `nil` to detect it (BOM, NUL pattern, UTF-8,
+    ///     else Windows-1252).
+    /// - Returns: Annotations (times in seconds, reference time) and warnings.
+    /// - Throws: ``AnnotationError``.
+    public static func read(contentsOf url: URL, format: AnnotationFormat? = nil,
+                            encoding: String.Encoding? = nil) throws -> AnnotationImport {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw AnnotationError.unreadable(file: url.path, reason: error.localizedDescription)
+        }
+        return try parse(data, name: url.path, format: format, encoding: encoding)
+    }
+
+    /// Parses annotation file content held in memory.
+    ///
+    /// - Parameters:
+    ///   - data: The raw bytes of the file.
+    ///   - name: The file name used in warnings and errors (`"NAME:LINE: …"`).
+    ///   - format: The format, or `nil` to detect it from the content (see ``read(contentsOf:format:encoding:)``).
+    ///   - encoding: The text encoding, or `nil` to detect it.
+    /// - Returns: Annotations (times in seconds, reference time) and warnings.
+    /// - Throws: ``AnnotationError``.
+    public static func parse(_ data: Data, name: String, format: AnnotationFormat? = nil,
+                             encoding: String.Encoding? = nil) throws -> AnnotationImport {
+        let text = try TextDecoder.decode([UInt8](data), name: name, encoding: encoding)
+        let lines = LineSplitter.split(text)
+        guard lines.contains(where: { !isBlank($0) }) else {
+            return AnnotationImport(annotations: [], warnings: ["\(name): file is empty; no annotations"])
+        }
+        let chosen = format ?? detectFormat(lines)
+        var result: AnnotationImport
+        switch chosen {
+        case .srt: result = SubRipParser.parse(lines, name: name)
+        case .webVTT: result = WebVTTParser.parse(lines, name: name)
+        case .json: result = try JSONAnnotationParser.parse(text, name: name)
+        }
+        if result.annotations.isEmpty {
+            if let first = result.warnings.first {
+                throw AnnotationError.noAnnotations(file: name, skipped: result.warnings.count, firstProblem: first)
+            }
+            result.warnings.append("\(name): no annotations in file")
+        }
+        return result
+    }
+
+    static func detectFormat(_ lines: [String]) -> AnnotationFormat {
+        guard let first = lines.first(where: { !isBlank($0) }) else { return .srt }
+        let trimmed = first.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
+        if trimmed.hasPrefix("WEBVTT") { return .webVTT }
+        if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .json }
+        return .srt
+    }
+
+    /// Empty or only spaces/tabs (a stray BOM counts as white space).
+    static func isBlank<S: StringProtocol>(_ line: S) -> Bool {
+        line.unicodeScalars.allSatisfy { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" }
+    }
+}
+
+// MARK: - Text decoding
+
+extension AnnotationReader {
+    enum TextDecoder {
+        static func decode(_ bytes: [UInt8], name: String, encoding: String.Encoding?) throws -> String {
+            let text: String
+            if let encoding {
+                guard let decoded = decode(bytes, as: encoding) else {
+                    throw AnnotationError.undecodable(file: name, encoding: encodingName(encoding))
+                }
+                text = decoded
+            } else {
+                text = detectAndDecode(bytes)
+            }
+            return text.hasPrefix("\u{FEFF}") ? String(text.unicodeScalars.dropFirst()) : text
+        }
+
+        static func detectAndDecode(_ b: [UInt8]) -> String {
+            if b.starts(with: [0xEF, 0xBB, 0xBF]) {
+                return String(decoding: b[3...], as: UTF8.self)
+            }
+            if b.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { return utf32(b[4...], littleEndian: true) }
+            if b.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { return utf32(b[4...], littleEndian: false) }
+            if b.starts(with: [0xFF, 0xFE]) { return utf16(b[2...], littleEndian: true) }
+            if b.starts(with: [0xFE, 0xFF]) { return utf16(b[2...], littleEndian: false) }
+            if let littleEndian = utf16ByNULPattern(b) { return utf16(b[...], littleEndian: littleEndian) }
+            if let s = validUTF8(b) { return s }
+            return windows1252(b)
+        }
+
+        /// UTF-16 without BOM: text that is mostly ASCII has a NUL in every other byte.
+        static func utf16ByNULPattern(_ b: [UInt8]) -> Bool? {
+            let n = min(b.count, 4096) & ~1
+            guard n >= 2 else { return nil }
+            var evenNUL = 0, oddNUL = 0
+            var i = 0
+            while i < n {
+                if b[i] == 0 { evenNUL += 1 }
+                if b[i + 1] == 0 { oddNUL += 1 }
+                i += 2
+            }
+            let pairs = n / 2
+            if oddNUL * 10 >= pairs * 3, evenNUL * 20 <= pairs { return true }
+            if evenNUL * 10 >= pairs * 3, oddNUL * 20 <= pairs { return false }
+            return nil
+        }
+
+        static func decode(_ b: [UInt8], as encoding: String.Encoding) -> String? {
+            switch encoding {
+            case .utf8:
+                return validUTF8(b.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(b[3...]) : b)
+            case .utf16LittleEndian:
+                return utf16(b.starts(with: [0xFF, 0xFE]) ? b[2...] : b[...], littleEndian: true)
+            case .utf16BigEndian:
+                return utf16(b.starts(with: [0xFE, 0xFF]) ? b[2...] : b[...], littleEndian: false)
+            case .utf16:
+                if b.starts(with: [0xFF, 0xFE]) { return utf16(b[2...], littleEndian: true) }
+                if b.starts(with: [0xFE, 0xFF]) { return utf16(b[2...], littleEndian: false) }
+                return utf16(b[...], littleEndian: utf16ByNULPattern(b) ?? true)
+            case .windowsCP1252:
+                return windows1252(b)
+            case .isoLatin1:
+                var s = String.UnicodeScalarView()
+                for byte in b { s.append(Unicode.Scalar(byte)) }
+                return String(s)
+            default:
+                return String(data: Data(b), encoding: encoding)
+            }
+        }
+
+        static func validUTF8(_ b: [UInt8]) -> String? {
+            var iterator = b.makeIterator()
+            var utf8 = UTF8()
+            var scalars = String.UnicodeScalarView()
+            while true {
+                switch utf8.decode(&iterator) {
+                case .scalarValue(let scalar): scalars.append(scalar)
+                case .emptyInput: return String(scalars)
+                case .error: return nil
+                }
+            }
+        }
+
+        static func utf16(_ b: ArraySlice<UInt8>, littleEndian: Bool) -> String {
+            var units: [UInt16] = []
+            units.reserveCapacity(b.count / 2)
+            var i = b.startIndex
+            while i + 1 < b.endIndex {
+                let lo = UInt16(b[i]), hi = UInt16(b[i + 1])
+                units.append(littleEndian ? (hi << 8 | lo) : (lo << 8 | hi))
+                i += 2
+            }
+            return String(decoding: units, as: UTF16.self)
+        }
+
+        static func utf32(_ b: ArraySlice<UInt8>, littleEndian: Bool) -> String {
+            var units: [UInt32] = []
+            var i = b.startIndex
+            while i + 3 < b.endIndex {
+                let v = (0..<4).reduce(UInt32(0)) { acc, k in
+                    acc | UInt32(b[i + (littleEndian ? k : 3 - k)]) << (8 * UInt32(k))
+                }
+                units.append(v)
+                i += 4
+            }
+            return String(decoding: units, as: UTF32.self)
+        }
+
+        /// Windows-1252 (WHATWG mapping: the five undefined bytes map to the C1 controls).
+        static func windows1252(_ b: [UInt8]) -> String {
+            let high: [UInt32] = [
+                0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+                0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+                0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+            ]
+            var s = String.UnicodeScalarView()
+            for byte in b {
+                let v = (0x80...0x9F).contains(byte) ? high[Int(byte) - 0x80] : UInt32(byte)
+                s.append(Unicode.Scalar(v)!)
+            }
+            return String(s)
+        }
+
+        static func encodingName(_ e: String.Encoding) -> String {
+            switch e {
+            case .utf8: return "UTF-8"
+            case .utf16: return "UTF-16"
+            case .utf16LittleEndian: return "UTF-16LE"
+            case .utf16BigEndian: return "UTF-16BE"
+            case .utf32: return "UTF-32"
+            case .ascii: return "ASCII"
+            case .isoLatin1: return "ISO-8859-1"
+            case .windowsCP1252: return "Windows-1252"
+            default: return "encoding \(e.rawValue)"
+            }
+        }
+    }
+}
+
+// MARK: - Lines
+
+extension AnnotationReader {
+    enum LineSplitter {
+        /// Splits at CRLF, LF or CR. A final line terminator does not produce an extra empty line.
+        static func split(_ text: String) -> [String] {
+            var lines: [String] = []
+            var current = String.UnicodeScalarView()
+            var previousWasCR = false
+            for scalar in text.unicodeScalars {
+                if scalar == "\n" {
+                    if !previousWasCR { lines.append(String(current)); current = .init() }
+                    previousWasCR = false
+                } else if scalar == "\r" {
+                    lines.append(String(current)); current = .init()
+                    previousWasCR = true
+                } else {
+                    current.append(scalar)
+                    previousWasCR = false
+                }
+            }
+            if !current.isEmpty { lines.append(String(current)) }
+            return lines
+        }
+    }
+}
+
+// MARK: - Timestamps and timing lines
+
+extension AnnotationReader {
+    enum TimingParser {
+        enum Result: Equatable {
+            case notTiming
+            case bad(String)
+            case ok(start: Double, end: Double)
+        }
+
+        /// Parses `[h…:]mm:ss[.,]fff` into seconds. Hours may have any number of digits; the
+        /// fraction 0–9 digits. With hours, minutes must be below 60; seconds always are.
+        static func timestamp<S: StringProtocol>(_ input: S) -> Double? {
+            let s = String(input)
+            let parts = s.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2 || parts.count == 3 else { return nil }
+            let last = parts[parts.count - 1]
+            let secondsPart: Substring
+            var fraction: Substring = ""
+            if let sep = last.firstIndex(where: { $0 == "." || $0 == "," }) {
+                secondsPart = last[..<sep]
+                fraction = last[last.index(after: sep)...]
+                guard !fraction.isEmpty, fraction.count <= 9, isDigits(fraction) else { return nil }
+            } else {
+                secondsPart = last
+            }
+            guard isDigits(secondsPart), secondsPart.count <= 2, let sec = Int(secondsPart), sec < 60 else { return nil }
+            let minutesPart = parts[parts.count - 2]
+            guard isDigits(minutesPart), minutesPart.count <= 9, let min = Int(minutesPart) else { return nil }
+            var hours = 0
+            if parts.count == 3 {
+                guard isDigits(parts[0]), parts[0].count <= 9, let h = Int(parts[0]), min < 60 else { return nil }
+                hours = h
+            }
+            let whole = hours * 3600 + min * 60 + sec
+            return Double(fraction.isEmpty ? "\(whole)" : "\(whole).\(fraction)")
+        }
+
+        private static func isDigits<S: StringProtocol>(_ s: S) -> Bool {
+            !s.isEmpty && s.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        }
+
+        /// `true` when a string could only be meant as a timestamp (digits and `: . ,`).
+        private static func looksLikeTime<S: StringProtocol>(_ s: S) -> Bool {
+            !s.isEmpty && s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x3A || $0 == 0x2E || $0 == 0x2C }
+        }
+
+        /// Parses `start --> end [settings]`.
+        ///
+        /// - Parameter strict: WebVTT rule: every line containing `-->` is a timing line. When
+        ///   `false` (SubRip), a line with `-->` whose sides do not look like times is text.
+        static func timingLine(_ line: String, strict: Bool) -> Result {
+            guard let arrow = line.range(of: "-->") else { return .notTiming }
+            let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" }
+            let left = line[..<arrow.lowerBound].drop(while: isSpace).reversed().drop(while: isSpace)
+            let leftText = String(left.reversed())
+            let right = line[arrow.upperBound...].drop(while: isSpace)
+            let endToken = right.prefix(while: { !isSpace($0) })
+            if !strict && !looksLikeTime(leftText) && !looksLikeTime(endToken) { return .notTiming }
+            guard let start = timestamp(leftText) else {
+                return .bad("unparseable start time \"\(leftText)\"")
+            }
+            guard let end = timestamp(endToken) else {
+                return .bad("unparseable end time \"\(endToken)\"")
+            }
+            guard end >= start else {
+                return .bad("end time \(endToken) is before start time \(leftText)")
+            }
+            return .ok(start: start, end: end)
+        }
+    }
+}
+
+// MARK: - SubRip
+
+extension AnnotationReader {
+    enum SubRipParser {
+        static func parse(_ lines: [String], name: String) -> AnnotationImport {
+            var annotations: [Annotation] = []
+            var warnings: [String] = []
+            var current: (start: Double, end: Double, text: [String])?
+            var skippingBadCue = false
+            var strayFirstLine: Int?
+            var strayCount = 0
+
+            func finishCue() {
+                guard let cue = current else { return }
+                var text = cue.text[...]
+                while let f = text.first, AnnotationReader.isBlank(f) { text = text.dropFirst() }
+                while let l = text.last, AnnotationReader.isBlank(l) { text = text.dropLast() }
+                annotations.append(Annotation(start: cue.start, end: cue.end, text: text.joined(separator: "\n")))
+                current = nil
+            }
+            func flushStray() {
+                if let first = strayFirstLine {
+                    warnings.append("\(name):\(first): skipped \(strayCount) line\(strayCount == 1 ? "" : "s") of text outside any cue (no timing line before \(strayCount == 1 ? "it" : "them"))")
+                }
+                strayFirstLine = nil
+                strayCount = 0
+            }
+
+            var i = 0
+            while i < lines.count {
+                var timingIndex = i
+                var timing = TimingParser.timingLine(lines[i], strict: false)
+                if timing == .notTiming, isIndex(lines[i]), i + 1 < lines.count {
+                    let next = TimingParser.timingLine(lines[i + 1], strict: false)
+                    if next != .notTiming { timing = next; timingIndex = i + 1 }
+                }
+                switch timing {
+                case .notTiming:
+                    if current != nil {
+                        current!.text.append(lines[i])
+                    } else if !skippingBadCue, !AnnotationReader.isBlank(lines[i]) {
+                        if strayFirstLine == nil { strayFirstLine = i + 1 }
+                        strayCount += 1
+                    }
+                    i += 1
+                case let .ok(start, end):
+                    finishCue(); flushStray()
+                    skippingBadCue = false
+                    current = (start, end, [])
+                    i = timingIndex + 1
+                case let .bad(reason):
+                    finishCue(); flushStray()
+                    warnings.append("\(name):\(timingIndex + 1): skipped cue: \(reason)")
+                    skippingBadCue = true
+                    i = timingIndex + 1
+                }
+            }
+            finishCue(); flushStray()
+            return AnnotationImport(annotations: annotations, warnings: warnings)
+        }
+
+        static func isIndex(_ line: String) -> Bool {
+            let t = line.trimmingCharacters(in: CharacterSet(charactersIn: " \t\u{FEFF}"))
+            return !t.isEmpty && t.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        }
+    }
+}
+
+// MARK: - WebVTT
+
+extension AnnotationReader {
+    enum WebVTTParser {
+        static func parse(_ lines: [String], name: String) -> AnnotationImport {
+            var annotations: [Annotation] = []
+            var warnings: [String] = []
+            var i = 0
+
+            // Header: "WEBVTT" followed by end of line, space or tab, then header lines up to a blank line.
+            if let first = lines.first, isKeywordLine(first.drop(while: { $0 == "\u{FEFF}" }), "WEBVTT") {
+                i = 1
+                while i < lines.count, !AnnotationReader.isBlank(lines[i]) {
+                    if case .ok = TimingParser.timingLine(lines[i], strict: true) {
+                        warnings.append("\(name):\(i + 1): no blank line between the WEBVTT header and the first cue; reading the cue anyway")
+                        break
+                    }
+                    i += 1
+                }
+            } else {
+                warnings.append("\(name):1: missing WEBVTT header; reading as WebVTT anyway")
+            }
+
+            while i < lines.count {
+                if AnnotationReader.isBlank(lines[i]) { i += 1; continue }
+                // Collect one block: up to a blank line, or up to a second line with "-->".
+                let blockStart = i
+                var block: [String] = []
+                var timingOffset: Int?
+                while i < lines.count, !AnnotationReader.isBlank(lines[i]) {
+                    let hasArrow = lines[i].contains("-->")
+                    if hasArrow {
+                        // A timing line after the first two lines of a block starts the next cue.
+                        if timingOffset != nil || block.count >= 2 { break }
+                        timingOffset = block.count
+                    }
+                    block.append(lines[i])
+                    i += 1
+                }
+                let first = Substring(block[0])
+                if isKeywordLine(first, "NOTE") || isKeywordLine(first, "STYLE") || isKeywordLine(first, "REGION") {
+                    if timingOffset == nil { continue }
+                }
+                guard let t = timingOffset else {
+                    warnings.append("\(name):\(blockStart + 1): skipped \(block.count) line\(block.count == 1 ? "" : "s") without a cue timing line")
+                    continue
+                }
+                switch TimingParser.timingLine(block[t], strict: true) {
+                case let .ok(start, end):
+                    let text = block[(t + 1)...].joined(separator: "\n")
+                    annotations.append(Annotation(start: start, end: end, text: text))
+                case let .bad(reason):
+                    warnings.append("\(name):\(blockStart + t + 1): skipped cue: \(reason)")
+                case .notTiming:
+                    break
+                }
+            }
+            return AnnotationImport(annotations: annotations, warnings: warnings)
+        }
+
+        /// `keyword` alone or followed by a space or tab.
+        static func isKeywordLine(_ line: Substring, _ keyword: String) -> Bool {
+            guard line.hasPrefix(keyword) else { return false }
+            let rest = line.dropFirst(keyword.count)
+            return rest.isEmpty || rest.first == " " || rest.first == "\t"
+        }
+    }
+}
+
+// MARK: - JSON
+
+extension AnnotationReader {
+    enum JSONAnnotationParser {
+        indirect enum Value {
+            case null
+            case bool(Bool)
+            case number(Double)
+            case string(String)
+            case array([(offset: Int, value: Value)])
+            case object([String: Value])
+
+            var kind: String {
+                switch self {
+                case .null: return "null"
+                case .bool: return "a boolean"
+                case .number: return "a number"
+                case .string: return "a string"
+                case .array: return "an array"
+                case .object: return "an object"
+                }
+            }
+        }
+
+        struct SyntaxError: Error { var offset: Int; var message: String }
+
+        static func parse(_ text: String, name: String) throws -> AnnotationImport {
+            let bytes = Array(text.utf8)
+            let lineOf = lineLookup(bytes)
+            var parser = Parser(bytes: bytes)
+            let root: Value
+            do {
+                root = try parser.parseDocument()
+            } catch let e as SyntaxError {
+                throw AnnotationError.invalidJSON(file: name, line: lineOf(e.offset), reason: e.message)
+            }
+            let entries: [(offset: Int, value: Value)]
+            switch root {
+            case .array(let items):
+                entries = items
+            case .object(let dict):
+                if case .array(let items)? = dict["annotations"] ?? dict["cues"] {
+                    entries = items
+                } else {
+                    throw AnnotationError.invalidJSON(file: name, line: 1, reason: "expected an array of {\"start\", \"end\", \"text\"} objects")
+                }
+            default:
+                throw AnnotationError.invalidJSON(file: name, line: 1, reason: "expected an array, found \(root.kind)")
+            }
+
+            var annotations: [Annotation] = []
+            var warnings: [String] = []
+            for (n, entry) in entries.enumerated() {
+                let prefix = "\(name):\(lineOf(entry.offset)): skipped entry \(n + 1)"
+                guard case .object(let dict) = entry.value else {
+                    warnings.append("\(prefix): expected an object, found \(entry.value.kind)")
+                    continue
+                }
+                var problem: String?
+                let start = seconds(dict["start"], key: "start", problem: &problem)
+                let end = seconds(dict["end"], key: "end", problem: &problem)
+                var text = ""
+                switch dict["text"] {
+                case .string(let s)?: text = s
+                case nil: problem = problem ?? "missing \"text\""
+                case let other?: problem = problem ?? "\"text\" is \(other.kind), not a string"
+                }
+                if problem == nil, let s = start, let e = end, e < s {
+                    problem = "end \(e) s is before start \(s) s"
+                }
+                if let problem { warnings.append("\(prefix): \(problem)"); continue }
+                annotations.append(Annotation(start: start!, end: end!, text: text))
+            }
+            return AnnotationImport(annotations: annotations, warnings: warnings)
+        }
+
+        private static func seconds(_ v: Value?, key: String, problem: inout String?) -> Double? {
+            var result: Double?
+            switch v {
+            case .number(let d)?: result = d
+            case .string(let s)?:
+                let t = s.trimmingCharacters(in: .whitespaces)
+                result = TimingParser.timestamp(t) ?? Double(t)
+                if result == nil { problem = problem ?? "\"\(key)\" is not a time: \"\(s)\"" ; return nil }
+            case nil: problem = problem ?? "missing \"\(key)\""; return nil
+            case let other?: problem = problem ?? "\"\(key)\" is \(other.kind), not a number of seconds"; return nil
+            }
+            guard let r = result, r.isFinite, r >= 0 else {
+                problem = problem ?? "\"\(key)\" must be a finite number of seconds >= 0"
+                return nil
+            }
+            return r
+        }
+
+        /// Maps a byte offset to a 1-based line number (CRLF, LF and CR end lines).
+        private static func lineLookup(_ bytes: [UInt8]) -> (Int) -> Int {
+            var starts = [0]
+            var i = 0
+            while i < bytes.count {
+                if bytes[i] == 0x0A || (bytes[i] == 0x0D && (i + 1 >= bytes.count || bytes[i + 1] != 0x0A)) {
+                    starts.append(i + 1)
+                }
+                i += 1
+            }
+            return { offset in
+                var lo = 0, hi = starts.count - 1
+                while lo < hi {
+                    let mid = (lo + hi + 1) / 2
+                    if starts[mid] <= offset { lo = mid } else { hi = mid - 1 }
+                }
+                return lo + 1
+            }
+        }
+
+        struct Parser {
+            let bytes: [UInt8]
+            var pos = 0
+
+            init(bytes: [UInt8]) { self.bytes = bytes }
+
+            mutating func parseDocument() throws -> Value {
+                skipWhitespace()
+                let v = try parseValue(depth: 0)
+                skipWhitespace()
+                if pos < bytes.count { throw SyntaxError(offset: pos, message: "unexpected content after the JSON value") }
+                return v
+            }
+
+            mutating func skipWhitespace() {
+                while pos < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[pos]) { pos += 1 }
+            }
+
+            mutating func parseValue(depth: Int) throws -> Value {
+                guard depth < 512 else { throw SyntaxError(offset: pos, message: "nesting too deep") }
+                guard pos < bytes.count else { throw SyntaxError(offset: pos, message: "unexpected end of file") }
+                switch bytes[pos] {
+                case UInt8(ascii: "["):
+                    pos += 1
+                    var items: [(offset: Int, value: Value)] = []
+                    skipWhitespace()
+                    if pos < bytes.count, bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(items) }
+                    while true {
+                        skipWhitespace()
+                        let at = pos
+                        items.append((at, try parseValue(depth: depth + 1)))
+                        skipWhitespace()
+                        guard pos < bytes.count else { throw SyntaxError(offset: pos, message: "unterminated array") }
+                        if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                        if bytes[pos] == UInt8(ascii: "]") { pos += 1; return .array(items) }
+                        throw SyntaxError(offset: pos, message: "expected ',' or ']'")
+                    }
+                case UInt8(ascii: "{"):
+                    pos += 1
+                    var dict: [String: Value] = [:]
+                    skipWhitespace()
+                    if pos < bytes.count, bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(dict) }
+                    while true {
+                        skipWhitespace()
+                        guard pos < bytes.count, bytes[pos] == UInt8(ascii: "\"") else {
+                            throw SyntaxError(offset: pos, message: "expected a quoted key")
+                        }
+                        let key = try parseString()
+                        skipWhitespace()
+                        guard pos < bytes.count, bytes[pos] == UInt8(ascii: ":") else {
+                            throw SyntaxError(offset: pos, message: "expected ':' after key \"\(key)\"")
+                        }
+                        pos += 1
+                        skipWhitespace()
+                        dict[key] = try parseValue(depth: depth + 1)
+                        skipWhitespace()
+                        guard pos < bytes.count else { throw SyntaxError(offset: pos, message: "unterminated object") }
+                        if bytes[pos] == UInt8(ascii: ",") { pos += 1; continue }
+                        if bytes[pos] == UInt8(ascii: "}") { pos += 1; return .object(dict) }
+                        throw SyntaxError(offset: pos, message: "expected ',' or '}'")
+                    }
+                case UInt8(ascii: "\""):
+                    return .string(try parseString())
+                case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+                case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+                case UInt8(ascii: "n"): try literal("null"); return .null
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    let start = pos
+                    pos += 1
+                    while pos < bytes.count, "0123456789.eE+-".utf8.contains(bytes[pos]) { pos += 1 }
+                    let raw = String(decoding: bytes[start..<pos], as: UTF8.self)
+                    guard let d = Double(raw), d.isFinite else { throw SyntaxError(offset: start, message: "bad number \(raw)") }
+                    return .number(d)
+                default:
+                    throw SyntaxError(offset: pos, message: "unexpected character")
+                }
+            }
+
+            mutating func literal(_ word: String) throws {
+                let w = Array(word.utf8)
+                guard pos + w.count <= bytes.count, Array(bytes[pos..<pos + w.count]) == w else {
+                    throw SyntaxError(offset: pos, message: "unexpected character")
+                }
+                pos += w.count
+            }
+
+            mutating func parseString() throws -> String {
+                let open = pos
+                pos += 1
+                var out: [UInt8] = []
+                while pos < bytes.count {
+                    let c = bytes[pos]
+                    if c == UInt8(ascii: "\"") { pos += 1; return String(decoding: out, as: UTF8.self) }
+                    if c == UInt8(ascii: "\\") {
+                        guard pos + 1 < bytes.count else { break }
+                        let e = bytes[pos + 1]
+                        pos += 2
+                        switch e {
+                        case UInt8(ascii: "\""): out.append(0x22)
+                        case UInt8(ascii: "\\"): out.append(0x5C)
+                        case UInt8(ascii: "/"): out.append(0x2F)
+                        case UInt8(ascii: "b"): out.append(0x08)
+                        case UInt8(ascii: "f"): out.append(0x0C)
+                        case UInt8(ascii: "n"): out.append(0x0A)
+                        case UInt8(ascii: "r"): out.append(0x0D)
+                        case UInt8(ascii: "t"): out.append(0x09)
+                        case UInt8(ascii: "u"):
+                            var unit = try hex4()
+                            var scalar: Unicode.Scalar?
+                            if (0xD800...0xDBFF).contains(unit), pos + 1 < bytes.count,
+                               bytes[pos] == UInt8(ascii: "\\"), bytes[pos + 1] == UInt8(ascii: "u") {
+                                let save = pos
+                                pos += 2
+                                let low = try hex4()
+                                if (0xDC00...0xDFFF).contains(low) {
+                                    scalar = Unicode.Scalar(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))
+                                } else {
+                                    pos = save
+                                }
+                            }
+                            if scalar == nil { scalar = Unicode.Scalar(unit) }
+                            if scalar == nil { unit = 0xFFFD; scalar = Unicode.Scalar(unit) }
+                            out.append(contentsOf: Array(String(Character(scalar!)).utf8))
+                        default:
+                            throw SyntaxError(offset: pos - 2, message: "bad escape in string")
+                        }
+                        continue
+                    }
+                    out.append(c)
+                    pos += 1
+                }
+                throw SyntaxError(offset: open, message: "unterminated string")
+            }
+
+            mutating func hex4() throws -> UInt32 {
+                guard pos + 4 <= bytes.count,
+                      let v = UInt32(String(decoding: bytes[pos..<pos + 4], as: UTF8.self), radix: 16) else {
+                    throw SyntaxError(offset: pos, message: "bad \\u escape")
+                }
+                pos += 4
+                return v
+            }
+        }
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+
+/// One track of a CDRWIN cue sheet written by ``CueWriter/cueSheet(file:tracks:)``.
+public struct CueSheetTrack: Sendable, Equatable {
+    /// Where the track starts in the audio file, seconds (written as `INDEX 01 mm:ss:ff`).
+    public var start: Double
+    /// Track title (`TITLE "…"`).
+    public var title: String
+    /// Track performer (`PERFORMER "…"`), omitted when `nil`.
+    public var performer: String?
+
+    /// Creates a track starting `start` seconds into the file.
+    public init(start: Double, title: String, performer: String? = nil) {
+        self.start = start
+        self.title = title
+        self.performer = performer
+    }
+}
+
+/// Serialises cues (recording time, seconds) and tables to text formats.
+///
+/// All writers are pure functions returning the whole file as a `String` (write it as
+/// UTF-8). Times are rounded to the format's precision, never truncated, so 1.9996 s is
+/// written as `00:00:02,000`; negative or non-finite times are written as 0 and an end
+/// before its start is written equal to the start.
+public enum CueWriter {
+    /// SubRip (`.srt`): for each cue a 1-based index line, a
+    /// `hh:mm:ss,mmm --> hh:mm:ss,mmm` timing line (hours widen past 99 as needed), the text
+    /// lines and a blank line; LF line ends.
+    ///
+    /// SubRip has no escaping, so text is written verbatim except that CR/CRLF become LF and
+    /// empty (or whitespace-only) inner lines are dropped, because a blank line ends a cue
+    /// for most readers.
+    public static func srt(_ cues: [Cue]) -> String {
+        var out = ""
+        for (n, cue) in cues.enumerated() {
+            let (start, end) = times(cue)
+            out += "\(n + 1)\n\(clock(start, separator: ",")) --> \(clock(end, separator: ","))\n"
+            let lines = payloadLines(cue.text)
+            if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// W3C WebVTT (<https://www.w3.org/TR/webvtt1/>): `WEBVTT`, a blank line, then for each
+    /// cue a `hh:mm:ss.mmm --> hh:mm:ss.mmm` timing line (always with hours), the payload
+    /// and a blank line; LF line ends.
+    ///
+    /// The payload is made valid WebVTT cue text (W3C WebVTT §4.2.2 "WebVTT cue text"):
+    /// - `&` stays when it already starts a character reference (`&amp;`, `&#233;`,
+    ///   `&#x1F600;`, `&nbsp;` …) and becomes `&amp;` otherwise;
+    /// - `<` stays when it starts a WebVTT tag (`<i>`, `<b>`, `<u>`, `<c.class>`, `<v Name>`,
+    ///   `<lang en>`, `<ruby>`, `<rt>`, their end tags, or a `<00:01.000>` timestamp tag) or a
+    ///   SubRip `<font …>`/`</font>` tag (which WebVTT parsers ignore), and becomes `&lt;`
+    ///   otherwise;
+    /// - `>` outside such a tag becomes `&gt;`, so the payload never contains `-->`;
+    /// - CR/CRLF become LF and empty inner lines are dropped (a blank line would end the cue).
+    public static func webVTT(_ cues: [Cue]) -> String {
+        var out = "WEBVTT\n\n"
+        for cue in cues {
+            let (start, end) = times(cue)
+            out += "\(clock(start, separator: ".")) --> \(clock(end, separator: "."))\n"
+            let lines = payloadLines(cue.text).map(escapeWebVTTLine)
+            if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
+            out += "\n"
+        }
+        return out
+    }
+
+    /// Audacity label track (File ▸ Import ▸ Labels): one `start\tend\tlabel` line per cue,
+    /// times in seconds with 6 decimals (`1.500000`), LF line ends. Labels are single-line, so
+    /// line breaks and tabs in the text become spaces.
+    public static func audacityLabels(_ cues: [Cue]) -> String {
+        var out = ""
+        for cue in cues {
+            let (start, end) = times(cue)
+            let label = String(cue.text.unicodeScalars.map { s -> Character in
+                (s == "\r" || s == "\n" || s == "\t") ? " " : Character(s)
+            })
+            out += "\(fixed6(start))\t\(fixed6(end))\t\(label)\n"
+        }
+        return out
+    }
+
+    /// CDRWIN cue sheet (the `.cue` format read by cuetools, EAC, foobar2000 …):
+    ///
+    /// ```
+    /// FILE "name.wav" WAVE
+    ///   TRACK 01 AUDIO
+    ///     TITLE "…"
+    ///     PERFORMER "…"
+    ///     INDEX 01 mm:ss:ff
+    /// ```
+    ///
+    /// - The file type is `MP3` for `.mp3`, `AIFF` for `.aif`/`.aiff`, else `WAVE`.
+    /// - `INDEX 01` is `start` seconds rounded to CD frames (75 per second); `mm` is the total
+    ///   number of minutes and may exceed 99.
+    /// - Tracks are written in ascending `start` order (stable), numbered from 01. The format
+    ///   allows at most 99 tracks; more are written with three-digit numbers, which strict
+    ///   readers reject.
+    /// - CDRWIN strings have no escape mechanism: `"` in titles becomes `'`, line breaks
+    ///   become spaces. CRLF line ends, as CDRWIN wrote them.
+    public static func cueSheet(file: String, tracks: [CueSheetTrack]) -> String {
+        let ext = (file as NSString).pathExtension.lowercased()
+        let type = ext == "mp3" ? "MP3" : (ext == "aif" || ext == "aiff") ? "AIFF" : "WAVE"
+        var out = "FILE \"\(cueString(file))\" \(type)\r\n"
+        let ordered = tracks.enumerated().sorted {
+            ($0.element.start, $0.offset) < ($1.element.start, $1.offset)
+        }.map(\.element)
+        for (n, track) in ordered.enumerated() {
+            out += "  TRACK \(pad(n + 1, 2)) AUDIO\r\n"
+            out += "    TITLE \"\(cueString(track.title))\"\r\n"
+            if let performer = track.performer {
+                out += "    PERFORMER \"\(cueString(performer))\"\r\n"
+            }
+            let frames = Int((clean(track.start) * 75).rounded())
+            out += "    INDEX 01 \(pad(frames / 4500, 2)):\(pad(frames / 75 % 60, 2)):\(pad(frames % 75, 2))\r\n"
+        }
+        return out
+    }
+
+    /// RFC 4180 CSV: the header row (omitted when empty) then the rows, every record ended
+    /// by CRLF. A field containing `,`, `"`, CR or LF is enclosed in double quotes with inner
+    /// quotes doubled; other fields are written as they are.
+    public static func csv(header: [String], rows: [[String]]) -> String {
+        var out = ""
+        for record in (header.isEmpty ? [] : [header]) + rows {
+            out += record.map(csvField).joined(separator: ",") + "\r\n"
+        }
+        return out
+    }
+
+    // MARK: - Helpers
+
+    static func clean(_ t: Double) -> Double { t.isFinite && t > 0 ? t : 0 }
+
+    static func times(_ cue: Cue) -> (Double, Double) {
+        let start = clean(cue.start)
+        return (start, max(start, clean(cue.end)))
+    }
+
+    static func pad(_ v: Int, _ width: Int) -> String {
+        let s = String(v)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+
+    /// `hh:mm:ss<sep>mmm` from seconds, rounded to the millisecond.
+    static func clock(_ seconds: Double, separator: String) -> String {
+        let ms = Int((seconds * 1000).rounded())
+        return "\(pad(ms / 3_600_000, 2)):\(pad(ms / 60_000 % 60, 2)):\(pad(ms / 1000 % 60, 2))\(separator)\(pad(ms % 1000, 3))"
+    }
+
+    static func fixed6(_ seconds: Double) -> String {
+        let micros = Int((seconds * 1_000_000).rounded())
+        return "\(micros / 1_000_000).\(pad(micros % 1_000_000, 6))"
+    }
+
+    /// Text lines with CR/CRLF normalised and blank lines removed.
+    static func payloadLines(_ text: String) -> [String] {
+        AnnotationReader.LineSplitter.split(text).filter { !AnnotationReader.isBlank($0) }
+    }
+
+    static func cueString(_ s: String) -> String {
+        String(s.unicodeScalars.map { c -> Character in
+            switch c {
+            case "\"": return "'"
+            case "\r", "\n", "\t": return " "
+            default: return Character(c)
+            }
+        })
+    }
+
+    static func csvField(_ field: String) -> String {
+        guard field.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
+            return field
+        }
+        return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    // MARK: WebVTT escaping
+
+    static func escapeWebVTTLine(_ line: String) -> String {
+        let s = Array(line.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var i = 0
+        while i < s.count {
+            switch s[i] {
+            case "&":
+                if let n = characterReferenceLength(s, i) {
+                    out.append(contentsOf: s[i..<i + n]); i += n
+                } else {
+                    out.append(contentsOf: "&amp;".unicodeScalars); i += 1
+                }
+            case "<":
+                if let n = tagLength(s, i) {
+                    out.append(contentsOf: s[i..<i + n]); i += n
+                } else {
+                    out.append(contentsOf: "&lt;".unicodeScalars); i += 1
+                }
+            case ">":
+                out.append(contentsOf: "&gt;".unicodeScalars); i += 1
+            default:
+                out.append(s[i]); i += 1
+            }
+        }
+        return String(out)
+    }
+
+    private static func isASCIILetter(_ c: Unicode.Scalar) -> Bool {
+        ("a"..."z").contains(c) || ("A"..."Z").contains(c)
+    }
+    private static func isASCIIDigit(_ c: Unicode.Scalar) -> Bool { ("0"..."9").contains(c) }
+    private static func isHexDigit(_ c: Unicode.Scalar) -> Bool {
+        isASCIIDigit(c) || ("a"..."f").contains(c) || ("A"..."F").contains(c)
+    }
+
+    /// Length of `&name;`, `&#digits;` or `&#xhex;` starting at `i`, else nil.
+    static func characterReferenceLength(_ s: [Unicode.Scalar], _ i: Int) -> Int? {
+        var j = i + 1
+        guard j < s.count else { return nil }
+        if s[j] == "#" {
+            j += 1
+            var hex = false
+            if j < s.count, s[j] == "x" || s[j] == "X" { hex = true; j += 1 }
+            let digitsStart = j
+            while j < s.count, hex ? isHexDigit(s[j]) : isASCIIDigit(s[j]) { j += 1 }
+            guard j > digitsStart, j - digitsStart <= 8, j < s.count, s[j] == ";" else { return nil }
+            return j + 1 - i
+        }
+        guard isASCIILetter(s[j]) else { return nil }
+        while j < s.count, isASCIILetter(s[j]) || isASCIIDigit(s[j]) { j += 1 }
+        guard j < s.count, s[j] == ";", j - i <= 40 else { return nil }
+        return j + 1 - i
+    }
+
+    private static let webVTTTags: Set<String> = ["c", "i", "b", "u", "v", "lang", "ruby", "rt"]
+
+    /// Length of a WebVTT tag (or SubRip font tag) starting at `i`, else nil.
+    static func tagLength(_ s: [Unicode.Scalar], _ i: Int) -> Int? {
+        guard let close = s[i...].firstIndex(of: ">") else { return nil }
+        let inner = s[(i + 1)..<close]
+        guard !inner.isEmpty, !inner.contains("<"), !inner.contains("&") else { return nil }
+        let length = close + 1 - i
+        // Timestamp tag: <[hh:]mm:ss.ttt>
+        if isASCIIDigit(inner.first!) {
+            let text = String(String.UnicodeScalarView(inner))
+            guard text.contains("."), AnnotationReader.TimingParser.timestamp(text) != nil,
+                  text.split(separator: ".").last?.count == 3 else { return nil }
+            return length
+        }
+        var body = inner[...]
+        let isEnd = body.first == "/"
+        if isEnd { body = body.dropFirst() }
+        let nameEnd = body.firstIndex(where: { $0 == "." || $0 == " " || $0 == "\t" }) ?? body.endIndex
+        let name = String(String.UnicodeScalarView(body[body.startIndex..<nameEnd]))
+        let rest = body[nameEnd...]
+        if name.lowercased() == "font" {
+            // SubRip-style <font color="…"> or </font>; attributes must not end in "--".
+            if isEnd { return rest.isEmpty ? length : nil }
+            return rest.first == "." || String(String.UnicodeScalarView(rest)).hasSuffix("--") ? nil : length
+        }
+        guard webVTTTags.contains(name) else { return nil }
+        if isEnd { return rest.isEmpty ? length : nil }
+        let restText = String(String.UnicodeScalarView(rest))
+        if restText.hasSuffix("-") { return nil }  // would leave "-->" in the payload
+        // Classes: ".a.b" with no white space inside; then optional annotation after white space.
+        let classesEnd = rest.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? rest.endIndex
+        let classes = String(String.UnicodeScalarView(rest[rest.startIndex..<classesEnd]))
+        if !classes.isEmpty {
+            let parts = classes.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.first == "", parts.dropFirst().allSatisfy({ !$0.isEmpty }) else { return nil }
+        }
+        let hasAnnotation = classesEnd < rest.endIndex
+        if hasAnnotation && !(name == "v" || name == "lang") { return nil }
+        return length
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// A pair of peaks: an anchor and one target in its target zone (Wang 2003).
+///
+/// Landmarks keep the peaks' fractional bins so that a query can be rescaled for a candidate
+/// speed change before it is hashed (see ``LandmarkHasher``).
+public struct Landmark: Equatable, Sendable {
+    /// Frame of the anchor peak (hops since the start of the stream).
+    public var anchorFrame: Int32
+    /// Fractional bin of the anchor peak.
+    public var anchorBin: Float
+    /// Fractional bin of the target peak.
+    public var targetBin: Float
+    /// Target frame minus anchor frame, in frames (`targetZoneMinFrames ... targetZoneMaxFrames`).
+    public var deltaFrames: Int16
+
+    /// Creates a landmark; see the properties for units.
+    public init(anchorFrame: Int32, anchorBin: Float, targetBin: Float, deltaFrames: Int16) {
+        self.anchorFrame = anchorFrame
+        self.anchorBin = anchorBin
+        self.targetBin = targetBin
+        self.deltaFrames = deltaFrames
+    }
+}
+
+/// Streaming landmark builder: peaks in (frame order), landmarks out.
+///
+/// Each peak is an anchor; its targets are the first `fanOut` peaks (in frame order, then bin
+/// order) whose frame lies `targetZoneMinFrames ... targetZoneMaxFrames` after the anchor and
+/// whose frequency is within `±targetZoneOctaves` of the anchor's. An anchor's landmarks are
+/// emitted once a peak past its target zone arrives, or at ``flush(emit:)``.
+public final class LandmarkBuilder {
+    /// The analysis parameters.
+    public let configuration: Configuration
+    private var peaks: [Peak] = []
+    private var head = 0
+    private let maxRatio: Float
+
+    /// Creates a builder for `configuration`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        maxRatio = Float(pow(2, configuration.targetZoneOctaves))
+    }
+
+    /// Adds one peak (peaks must arrive in non-decreasing frame order) and emits the landmarks
+    /// of every anchor whose target zone is now complete.
+    public func consume(_ peak: Peak, emit: (Landmark) -> Void) {
+        while head < peaks.count && peaks[head].frame + configuration.targetZoneMaxFrames < peak.frame {
+            pair(anchorAt: head, emit: emit)
+            head += 1
+        }
+        if head > 4096 {
+            peaks.removeFirst(head)
+            head = 0
+        }
+        peaks.append(peak)
+    }
+
+    /// Emits the landmarks of every remaining anchor (end of stream).
+    public func flush(emit: (Landmark) -> Void) {
+        while head < peaks.count {
+            pair(anchorAt: head, emit: emit)
+            head += 1
+        }
+        peaks.removeAll()
+        head = 0
+    }
+
+    private func pair(anchorAt index: Int, emit: (Landmark) -> Void) {
+        let anchor = peaks[index]
+        let lo = anchor.frame + configuration.targetZoneMinFrames
+        let hi = anchor.frame + configuration.targetZoneMaxFrames
+        var found = 0
+        var i = index + 1
+        while i < peaks.count && found < configuration.fanOut {
+            let t = peaks[i]
+            i += 1
+            if t.frame < lo { continue }
+            if t.frame > hi { break }
+            let ratio = t.bin / anchor.bin
+            guard ratio <= maxRatio && ratio >= 1 / maxRatio else { continue }
+            emit(Landmark(anchorFrame: Int32(anchor.frame), anchorBin: anchor.bin,
+                          targetBin: t.bin, deltaFrames: Int16(t.frame - anchor.frame)))
+            found += 1
+        }
+    }
+}
+
+/// Turns landmarks into hashes, optionally undoing a candidate speed change first.
+///
+/// A hash packs three quantised values:
+/// - the anchor frequency on a log scale: `⌊log2(f / minFrequency) · logStepsPerOctave⌋`;
+/// - the target/anchor frequency ratio on the same scale (unchanged by a speed change);
+/// - the frame difference, rounded.
+///
+/// `hash = (anchorStep · ratioCount + ratioStep) · deltaCount + (delta − targetZoneMinFrames)`,
+/// a value in `0 ..< hashCount` (about 2^20 with the defaults).
+///
+/// For a query that plays `timeScale` times faster and `frequencyScale` times higher than the
+/// reference, frequencies are divided by `frequencyScale` and frame differences multiplied by
+/// `timeScale` before quantising, so its hashes are those of the reference. Landmarks that
+/// leave the scale's range give no hash.
+public struct LandmarkHasher: Sendable {
+    /// The analysis parameters.
+    public let configuration: Configuration
+    /// Number of anchor-frequency steps.
+    public let anchorCount: Int
+    /// Number of ratio steps.
+    public let ratioCount: Int
+    /// Number of frame-difference values.
+    public let deltaCount: Int
+    private let ratioHalf: Int
+    private let steps: Double
+    private let binToLog: Double   // log2(binWidth / minFrequency)
+
+    /// Creates a hasher for `configuration`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        steps = Double(configuration.logStepsPerOctave)
+        anchorCount = Int((log2(configuration.maxFrequency / configuration.minFrequency) * steps).rounded(.up)) + 1
+        ratioHalf = Int((configuration.targetZoneOctaves * steps).rounded(.up)) + 1
+        ratioCount = 2 * ratioHalf + 1
+        deltaCount = configuration.targetZoneMaxFrames - configuration.targetZoneMinFrames + 1
+        binToLog = log2(configuration.binWidth / configuration.minFrequency)
+    }
+
+    /// Size of the hash space: every hash is in `0 ..< hashCount`.
+    public var hashCount: Int { anchorCount * ratioCount * deltaCount }
+
+    /// The hash of `landmark` after undoing a speed change of `timeScale` (tempo) and
+    /// `frequencyScale` (pitch); `nil` when the rescaled landmark falls outside the hash's range.
+    @inline(__always)
+    public func hash(_ landmark: Landmark, timeScale: Double = 1, frequencyScale: Double = 1) -> UInt32? {
+        let a = (log2(Double(landmark.anchorBin) / frequencyScale) + binToLog) * steps
+        guard a >= 0 else { return nil }
+        let anchor = Int(a)
+        guard anchor < anchorCount else { return nil }
+        let r = Int((log2(Double(landmark.targetBin / landmark.anchorBin)) * steps).rounded(.down)) + ratioHalf
+        guard r >= 0 && r < ratioCount else { return nil }
+        let d = Int((Double(landmark.deltaFrames) * timeScale).rounded()) - configuration.targetZoneMinFrames
+        guard d >= 0 && d < deltaCount else { return nil }
+        return UInt32((anchor * ratioCount + r) * deltaCount + d)
+    }
+}

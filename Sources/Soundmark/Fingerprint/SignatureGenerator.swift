@@ -1,0 +1,155 @@
+import Foundation
+
+/// The fingerprint of some audio: its landmarks and its length.
+///
+/// A *reference signature* is catalogued (see ``Catalog``); a *query signature* is matched
+/// against a catalog. ``dataRepresentation`` serialises a signature; ``init(dataRepresentation:)``
+/// reads it back and refuses data made with another ``Configuration/formatVersion``.
+public struct Signature: Equatable, Sendable {
+    /// The configuration the landmarks were made with.
+    public var configuration: Configuration
+    /// Landmarks in anchor-frame order.
+    public var landmarks: [Landmark]
+    /// Length of the audio in samples at `configuration.sampleRate`.
+    public var sampleCount: Int64
+
+    /// Creates a signature from its parts.
+    public init(configuration: Configuration, landmarks: [Landmark], sampleCount: Int64) {
+        self.configuration = configuration
+        self.landmarks = landmarks
+        self.sampleCount = sampleCount
+    }
+
+    /// Length of the audio in seconds.
+    public var duration: Double { Double(sampleCount) / Double(configuration.sampleRate) }
+
+    private static let magic: UInt32 = 0x534D_5347 // "SMSG"
+
+    /// Binary form: magic `SMSG`, format version, configuration JSON, sample count, then per
+    /// landmark anchor frame (Int32), anchor bin (Float32), target bin (Float32), frame
+    /// difference (Int16); all little-endian.
+    public var dataRepresentation: Data {
+        var w = ByteWriter()
+        w.u32(Signature.magic)
+        w.u32(UInt32(Configuration.formatVersion))
+        let json = (try? JSONEncoder().encode(configuration)) ?? Data()
+        w.u32(UInt32(json.count))
+        w.bytes.append(contentsOf: json)
+        w.u64(UInt64(sampleCount))
+        w.u32(UInt32(landmarks.count))
+        for l in landmarks {
+            w.u32(UInt32(bitPattern: l.anchorFrame))
+            w.u32(l.anchorBin.bitPattern)
+            w.u32(l.targetBin.bitPattern)
+            w.u16(UInt16(bitPattern: l.deltaFrames))
+        }
+        return Data(w.bytes)
+    }
+
+    /// Reads a signature written by ``dataRepresentation``.
+    /// - Throws: ``SoundmarkError/invalidSignature(_:)`` for foreign, truncated or other-version data.
+    public init(dataRepresentation data: Data) throws {
+        var r = ByteReader(Array(data))
+        guard r.u32() == Signature.magic else { throw SoundmarkError.invalidSignature("not a soundmark signature") }
+        let version = r.u32()
+        guard version == UInt32(Configuration.formatVersion) else {
+            throw SoundmarkError.invalidSignature("format version \(version ?? 0), this build reads \(Configuration.formatVersion)")
+        }
+        guard let n = r.u32(), let json = r.take(Int(n)),
+              let config = try? JSONDecoder().decode(Configuration.self, from: Data(json)),
+              let samples = r.u64(), let count = r.u32() else {
+            throw SoundmarkError.invalidSignature("truncated header")
+        }
+        var landmarks: [Landmark] = []
+        landmarks.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let f = r.u32(), let a = r.u32(), let t = r.u32(), let d = r.u16() else {
+                throw SoundmarkError.invalidSignature("truncated landmarks")
+            }
+            landmarks.append(Landmark(anchorFrame: Int32(bitPattern: f), anchorBin: Float(bitPattern: a),
+                                      targetBin: Float(bitPattern: t), deltaFrames: Int16(bitPattern: d)))
+        }
+        self.init(configuration: config, landmarks: landmarks, sampleCount: Int64(samples))
+    }
+}
+
+/// Turns mono PCM at the analysis rate into landmarks, incrementally.
+///
+/// Append samples as they come (any chunk sizes: the result is the same), then take the
+/// ``signature()``; or use ``append(_:emit:)`` to receive landmarks as soon as they are decided
+/// (a landmark of anchor frame `t` is decided once frame `t + peakFrameRadius +
+/// targetZoneMaxFrames` has been analysed, about 0.9 s later with the defaults).
+///
+/// The stages are ``Spectrogram`` → ``PeakPicker`` → ``LandmarkBuilder``.
+public final class SignatureGenerator {
+    /// The analysis parameters.
+    public let configuration: Configuration
+    private let spectrogram: Spectrogram
+    private let picker: PeakPicker
+    private let builder: LandmarkBuilder
+    private var collected: [Landmark] = []
+    /// Samples appended so far.
+    public private(set) var sampleCount: Int64 = 0
+    /// Peaks found so far (for density statistics).
+    public private(set) var peakCount = 0
+
+    /// Creates a generator for `configuration`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        spectrogram = Spectrogram(configuration: configuration)
+        picker = PeakPicker(configuration: configuration)
+        builder = LandmarkBuilder(configuration: configuration)
+    }
+
+    /// Appends mono samples at `configuration.sampleRate` and emits the landmarks they complete.
+    public func append(_ samples: UnsafeBufferPointer<Float>, emit: (Landmark) -> Void) {
+        sampleCount += Int64(samples.count)
+        spectrogram.consume(samples) { frame, row in
+            picker.consume(frame: frame, row: row) { peak in
+                peakCount += 1
+                builder.consume(peak, emit: emit)
+            }
+        }
+    }
+
+    /// Ends the stream and emits the remaining landmarks.
+    public func finish(emit: (Landmark) -> Void) {
+        picker.flush { peak in
+            peakCount += 1
+            builder.consume(peak, emit: emit)
+        }
+        builder.flush(emit: emit)
+    }
+
+    /// Appends mono samples at `configuration.sampleRate`, keeping the landmarks for ``signature()``.
+    public func append(_ samples: [Float]) {
+        samples.withUnsafeBufferPointer { p in append(p) { collected.append($0) } }
+    }
+
+    /// Ends the stream and returns the signature of everything appended.
+    public func signature() -> Signature {
+        finish { collected.append($0) }
+        let result = Signature(configuration: configuration, landmarks: collected, sampleCount: sampleCount)
+        collected = []
+        return result
+    }
+
+    /// Decodes a media file, URL or `-` (stdin) with FFmpeg and returns its signature.
+    /// - Parameters:
+    ///   - source: a path, a URL or `-`.
+    ///   - streamIndex: the audio stream to use, or `nil` for the best one.
+    ///   - warning: receives one-line warnings (skipped packets).
+    /// - Returns: the signature and the media's tags (lowercased keys).
+    /// - Throws: ``MediaDecodingError`` when the source cannot be read.
+    public static func signature(ofMedia source: String, configuration: Configuration = Configuration(),
+                                 streamIndex: Int? = nil,
+                                 warning: ((String) -> Void)? = nil) throws -> (Signature, [String: String]) {
+        let decoder = try MediaDecoder(source: source, sampleRate: configuration.sampleRate,
+                                       streamIndex: streamIndex, warning: warning)
+        let generator = SignatureGenerator(configuration: configuration)
+        while let chunk = try decoder.nextChunk() {
+            generator.append(chunk.samples)
+        }
+        return (generator.signature(), decoder.tags)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// Errors of the fingerprint, catalog and matching stages. Each description is one line that
+/// names the file (where there is one) and the cause.
+public enum SoundmarkError: Error, LocalizedError, Equatable {
+    /// Signature data that is not ours, is truncated, or has another format version.
+    case invalidSignature(String)
+    /// The catalog file cannot be opened or read: path and cause.
+    case catalogUnreadable(path: String, reason: String)
+    /// The catalog was made with another fingerprint configuration or format version.
+    case catalogMismatch(path: String, reason: String)
+    /// A write to the catalog failed: path and cause.
+    case catalogWriteFailed(path: String, reason: String)
+    /// No reference with this id in the catalog.
+    case unknownReference(path: String, id: String)
+    /// The audio gave no landmarks (silence, or shorter than a second).
+    case noLandmarks(path: String)
+
+    public var errorDescription: String? {
+        switch self {
+        case .invalidSignature(let why): return "invalid signature: \(why)"
+        case .catalogUnreadable(let path, let why): return "\(path): cannot read catalog: \(why)"
+        case .catalogMismatch(let path, let why): return "\(path): \(why)"
+        case .catalogWriteFailed(let path, let why): return "\(path): cannot write catalog: \(why)"
+        case .unknownReference(let path, let id): return "\(path): no reference with id '\(id)'"
+        case .noLandmarks(let path): return "\(path): no audio content to fingerprint (silent or too short)"
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// One option of a command: `--name VALUE` (or `--name=VALUE`), or a flag `--name`.
+struct OptionSpec {
+    let name: String
+    let value: String?        // placeholder shown in help; nil for a flag
+    let help: String
+    var repeatable = false
+}
+
+/// A command: its words, options, positional arguments and what it does.
+struct CommandSpec {
+    let words: [String]
+    let usage: String         // positional part of the usage line
+    let summary: String
+    let details: String
+    let options: [OptionSpec]
+    let positional: ClosedRange<Int>
+    let run: (ParsedArguments) throws -> Int32
+}
+
+/// The parsed command line of one command.
+struct ParsedArguments {
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positional: [String] = []
+
+    func value(_ name: String) -> String? { values[name]?.last }
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+    func has(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// A usage error: printed with a hint to `--help`, exit code 2.
+struct UsageError: Error {
+    let message: String
+}
+
+/// Parses `args` (after the command words) against `spec`.
+func parse(_ args: [String], for spec: CommandSpec) throws -> ParsedArguments {
+    var result = ParsedArguments()
+    var i = 0
+    var onlyPositional = false
+    while i < args.count {
+        let arg = args[i]
+        i += 1
+        if onlyPositional || arg == "-" || !arg.hasPrefix("-") {
+            result.positional.append(arg)
+            continue
+        }
+        if arg == "--" { onlyPositional = true; continue }
+        var name = arg.drop(while: { $0 == "-" }).description
+        var inline: String?
+        if let eq = name.firstIndex(of: "=") {
+            inline = String(name[name.index(after: eq)...])
+            name = String(name[..<eq])
+        }
+        guard let option = spec.options.first(where: { $0.name == name }) else {
+            throw UsageError(message: "unknown option '\(arg)' for '\(spec.words.joined(separator: " "))'")
+        }
+        if option.value == nil {
+            guard inline == nil else { throw UsageError(message: "option --\(name) takes no value") }
+            result.flags.insert(name)
+            continue
+        }
+        let value: String
+        if let inline {
+            value = inline
+        } else {
+            guard i < args.count else { throw UsageError(message: "option --\(name) needs a value (\(option.value!))") }
+            value = args[i]
+            i += 1
+        }
+        if !option.repeatable && result.values[name] != nil {
+            throw UsageError(message: "option --\(name) given twice")
+        }
+        result.values[name, default: []].append(value)
+    }
+    guard spec.positional.contains(result.positional.count) else {
+        let want = spec.positional.upperBound == Int.max ? "at least \(spec.positional.lowerBound)" :
+            spec.positional.lowerBound == spec.positional.upperBound ? "\(spec.positional.lowerBound)" :
+            "\(spec.positional.lowerBound) to \(spec.positional.upperBound)"
+        throw UsageError(message: "'\(spec.words.joined(separator: " "))' takes \(want) argument(s) (\(spec.usage)), got \(result.positional.count)")
+    }
+    return result
+}
+
+/// Help text of one command.
+func helpText(_ spec: CommandSpec) -> String {
+    var lines = ["usage: soundmark \(spec.words.joined(separator: " ")) [options] \(spec.usage)", "", spec.summary]
+    if !spec.details.isEmpty { lines += ["", spec.details] }
+    if !spec.options.isEmpty {
+        lines += ["", "options:"]
+        for o in spec.options {
+            let head = "  --\(o.name)" + (o.value.map { " \($0)" } ?? "")
+            lines.append(head.padding(toLength: max(head.count + 2, 28), withPad: " ", startingAt: 0) + o.help)
+        }
+        lines.append("  --help                    show this help")
+    }
+    return lines.joined(separator: "\n")
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Soundmark
+
+/// Exit codes: 0 success (identify: a match), 1 nothing found / part of a batch failed, 2 error.
+enum Exit {
+    static let ok: Int32 = 0
+    static let none: Int32 = 1
+    static let error: Int32 = 2
+}
+
+setvbuf(stdout, nil, _IOFBF, 1 << 16)
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("soundmark: \(message)\n".utf8))
+}
+
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("soundmark: warning: \(message)\n".utf8))
+}
+
+func describe(_ error: Error) -> String {
+    if let e = error as? LocalizedError, let d = e.errorDescription { return d }
+    return "\(error)"
+}
+
+let commands: [CommandSpec] = catalogCommands + matchCommands
+
+func topHelp() -> String {
+    var lines = ["soundmark \(soundmarkVersion) — offline audio fingerprinting: catalog, identify, scan", "",
+                 "usage: soundmark COMMAND [options] ARGS", "", "commands:"]
+    for c in commands {
+        let head = "  " + c.words.joined(separator: " ")
+        lines.append(head.padding(toLength: 24, withPad: " ", startingAt: 0) + c.summary)
+    }
+    lines += ["", "Run 'soundmark COMMAND --help' for a command's options.",
+              "Exit codes: 0 success (identify/scan: something matched), 1 no match or some inputs failed, 2 error."]
+    return lines.joined(separator: "\n")
+}
+
+func main() -> Int32 {
+    let args = Array(CommandLine.arguments.dropFirst())
+    if args.isEmpty || args == ["--help"] || args == ["-h"] || args == ["help"] {
+        print(topHelp())
+        return args.isEmpty ? Exit.error : Exit.ok
+    }
+    if args == ["--version"] {
+        print("soundmark \(soundmarkVersion) (format \(Configuration.formatVersion))")
+        return Exit.ok
+    }
+    let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
+    guard let spec = match else {
+        printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark --help')")
+        return Exit.error
+    }
+    let rest = Array(args.dropFirst(spec.words.count))
+    if rest.contains("--help") || rest.contains("-h") {
+        print(helpText(spec))
+        return Exit.ok
+    }
+    do {
+        let parsed = try parse(rest, for: spec)
+        return try spec.run(parsed)
+    } catch let e as UsageError {
+        printError("\(e.message) (see 'soundmark \(spec.words.joined(separator: " ")) --help')")
+        return Exit.error
+    } catch {
+        printError(describe(error))
+        return Exit.error
+    }
+}
+
+let status = main()
+fflush(stdout)
+exit(status)
