@@ -47,6 +47,15 @@ public struct Configuration: Codable, Equatable, Sendable {
     public var targetZoneOctaves: Double = 1.0
     /// Targets paired with each anchor (fan-out): the first ones in time order. Default 5.
     public var fanOut: Int = 5
+    /// Fan-out of query signatures (``SignatureGenerator/Role/query``). Default 10: twice the
+    /// reference fan-out, so a query whose peaks are disturbed by noise still contains most of
+    /// the reference's pairs.
+    public var queryFanOut: Int = 10
+    /// Peak neighbourhood half-height for query signatures, in frames. Default 7: a smaller
+    /// neighbourhood than the reference's keeps music peaks that noise would otherwise mask.
+    public var queryPeakFrameRadius: Int = 7
+    /// Peak neighbourhood half-width for query signatures, in bins. Default 10.
+    public var queryPeakBinRadius: Int = 10
     /// Resolution of the logarithmic frequency scale used in hashes, in steps per octave.
     /// Default 48 (one step ≈ 1.45 %, about one bin at 500 Hz).
     public var logStepsPerOctave: Int = 48
@@ -58,6 +67,15 @@ public struct Configuration: Codable, Equatable, Sendable {
     public var hopDuration: Double { Double(hopLength) / Double(sampleRate) }
     /// Width of one FFT bin in Hz (`sampleRate / frameLength`).
     public var binWidth: Double { Double(sampleRate) / Double(frameLength) }
+    /// The parameters a query signature is analysed with: the query fan-out and neighbourhood.
+    public var forQuery: Configuration {
+        var c = self
+        c.fanOut = queryFanOut
+        c.peakFrameRadius = queryPeakFrameRadius
+        c.peakBinRadius = queryPeakBinRadius
+        return c
+    }
+
     /// Lowest bin index searched for peaks.
     public var minBin: Int { max(1, Int((minFrequency / binWidth).rounded(.down))) }
     /// Highest bin index searched for peaks.
@@ -78,6 +96,9 @@ public struct Configuration: Codable, Equatable, Sendable {
         targetZoneMaxFrames = try c.decodeIfPresent(Int.self, forKey: .targetZoneMaxFrames) ?? d.targetZoneMaxFrames
         targetZoneOctaves = try c.decodeIfPresent(Double.self, forKey: .targetZoneOctaves) ?? d.targetZoneOctaves
         fanOut = try c.decodeIfPresent(Int.self, forKey: .fanOut) ?? d.fanOut
+        queryFanOut = try c.decodeIfPresent(Int.self, forKey: .queryFanOut) ?? d.queryFanOut
+        queryPeakFrameRadius = try c.decodeIfPresent(Int.self, forKey: .queryPeakFrameRadius) ?? d.queryPeakFrameRadius
+        queryPeakBinRadius = try c.decodeIfPresent(Int.self, forKey: .queryPeakBinRadius) ?? d.queryPeakBinRadius
         logStepsPerOctave = try c.decodeIfPresent(Int.self, forKey: .logStepsPerOctave) ?? d.logStepsPerOctave
     }
 }

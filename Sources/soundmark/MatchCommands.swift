@@ -16,7 +16,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
     let source = args.positional[0]
-    let (signature, _) = try SignatureGenerator.signature(ofMedia: source, configuration: matcher.index.configuration,
+    let (signature, _) = try SignatureGenerator.signature(ofMedia: source, configuration: matcher.index.configuration, role: .query,
                                                           streamIndex: try streamIndex(args)) { warn($0) }
     let matches = matcher.matchedItems(for: signature)
     if format == "json" {
@@ -48,3 +48,124 @@ let matchCommands: [CommandSpec] = [
                           thresholdOption, streamOption],
                 positional: 1...1, run: runIdentify),
 ]
+
+let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "cue", "audacity"]
+
+/// Decodes and scans a recording; returns the segments and the recording's length in seconds.
+func scanRecording(_ source: String, index: CatalogIndex, stream: Int?) throws -> (segments: [Segment], duration: Double) {
+    let decoder = try MediaDecoder(source: source, sampleRate: index.configuration.sampleRate, streamIndex: stream) { warn($0) }
+    let scanner = Scanner(index: index)
+    let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
+    while let chunk = try decoder.nextChunk() {
+        chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
+    }
+    generator.finish { scanner.consume($0) }
+    return (scanner.finish(), Double(generator.sampleCount) / Double(index.configuration.sampleRate))
+}
+
+func runScan(_ args: ParsedArguments) throws -> Int32 {
+    let format = args.value("format") ?? "setlist"
+    guard scanFormats.contains(format) else {
+        throw UsageError(message: "--format is one of \(scanFormats.joined(separator: ", ")), got '\(format)'")
+    }
+    let cuesMode = args.value("cues")
+    guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
+        throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
+    }
+    let catalog = try Catalog(path: try required(args, "catalog"))
+    let index = try catalog.loadIndex()
+    let source = args.positional[0]
+    let (segments, duration) = try scanRecording(source, index: index, stream: try streamIndex(args))
+    let map = AlignmentMap(segments: segments, recordingDuration: duration)
+
+    // Annotations of every reference found, mapped through the alignment map.
+    var mapped: [(id: String, cue: Cue)] = []
+    for ref in Set(segments.map(\.referenceIndex)).sorted() {
+        let id = index.references[ref].item.id
+        let annotations = try catalog.annotations(id: id)
+        guard !annotations.isEmpty else { continue }
+        let result = map.cues(for: annotations, referenceIndex: ref)
+        mapped += result.cues.map { (id, $0) }
+        if args.has("verbose") {
+            for a in result.dropped {
+                warn(String(format: "%@: annotation %.3f–%.3f s not aired, dropped: %@", id, a.start, a.end,
+                            a.text.replacingOccurrences(of: "\n", with: " / ")))
+            }
+        }
+    }
+    mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
+    let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
+    let segmentCues = segments.map { s in
+        Cue(start: s.start, end: s.end, text: [s.item.title ?? s.item.id, s.item.artist].compactMap { $0 }.joined(separator: " – "))
+    }
+    let cues = useAnnotations ? mapped.map(\.cue) : segmentCues
+    if args.has("verbose") {
+        warn(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
+    }
+
+    switch format {
+    case "json":
+        let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(duration))])
+        let cueJSON = mapped.map { m in
+            JSONOutput.object([("reference", .string(m.id)), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
+                               ("text", .string(m.cue.text))])
+        }
+        print(JSONOutput.object([("recording", recording), ("segments", .array(segments.map(\.json))),
+                                 ("cues", .array(cueJSON))]).text)
+    case "csv":
+        let rows = segments.map { s in
+            [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
+             String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
+             String(format: "%.4f", s.confidence), String(format: "%.4f", s.frequencySkew)]
+        }
+        print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
+    case "srt": print(CueWriter.srt(cues), terminator: "")
+    case "vtt": print(CueWriter.webVTT(cues), terminator: "")
+    case "audacity": print(CueWriter.audacityLabels(cues), terminator: "")
+    case "cue":
+        let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
+        let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: $0.text, performer: nil) }
+            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.title ?? $0.item.id, performer: $0.item.artist) }
+        print(CueWriter.cueSheet(file: file, tracks: tracks), terminator: "")
+    default:
+        for (i, s) in segments.enumerated() {
+            let who = [s.item.title, s.item.artist].compactMap { $0 }.joined(separator: " – ")
+            let skew = abs(s.frequencySkew) >= 0.005 ? String(format: "  [%+.1f %%]", s.frequencySkew * 100) : ""
+            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
+                         formatClock(s.referenceStart), skew))
+        }
+        if segments.isEmpty { print("no catalog audio found") }
+    }
+    return segments.isEmpty ? Exit.none : Exit.ok
+}
+
+extension Segment {
+    /// The segment as JSON (bench contract: start, end, reference, referenceStart, referenceEnd, confidence, frequencySkew).
+    var json: JSONOutput {
+        .object([("start", .seconds(start)), ("end", .seconds(end)), ("reference", item.json),
+                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
+                 ("confidence", .number(confidence, decimals: 4)), ("frequencySkew", .number(frequencySkew, decimals: 4)),
+                 ("hits", .integer(hits)),
+                 ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
+                                             ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
+                                             ("speed", .number(timeScale, decimals: 5))])]))])
+    }
+}
+
+let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
+    summary: "find catalog audio in a long recording and write its set-list",
+    details: """
+    Slides the matcher over the whole recording (file, URL or -) and writes one segment per stretch of catalog
+    audio: start and end in the recording, the reference, referenceStart/referenceEnd in the reference (s),
+    confidence and frequencySkew. Crossfades, repeats, seeks and speed changes start new segments.
+    Annotations of the references found are mapped into recording time through the segments: a cue cut
+    by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
+    stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
+    """,
+    options: [catalogOption,
+              OptionSpec(name: "format", value: "FORMAT", help: "setlist (default), json, csv, srt, vtt, cue, audacity"),
+              OptionSpec(name: "cues", value: "annotations|segments",
+                         help: "cues of srt/vtt/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
+              OptionSpec(name: "verbose", value: nil, help: "report dropped annotations and totals on stderr"),
+              streamOption],
+    positional: 1...1, run: runScan)

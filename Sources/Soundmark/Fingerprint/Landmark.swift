@@ -25,9 +25,11 @@ public struct Landmark: Equatable, Sendable {
 
 /// Streaming landmark builder: peaks in (frame order), landmarks out.
 ///
-/// Each peak is an anchor; its targets are the first `fanOut` peaks (in frame order, then bin
-/// order) whose frame lies `targetZoneMinFrames ... targetZoneMaxFrames` after the anchor and
-/// whose frequency is within `±targetZoneOctaves` of the anchor's. An anchor's landmarks are
+/// Each peak is an anchor; its targets are the `fanOut` strongest peaks whose frame lies
+/// `targetZoneMinFrames ... targetZoneMaxFrames` after the anchor and whose frequency is within
+/// `±targetZoneOctaves` of the anchor's. Choosing the strongest rather than the first keeps the
+/// pairs of a noisy query close to those of the clean reference: noise adds weak peaks, which
+/// are not chosen. An anchor's landmarks are
 /// emitted once a peak past its target zone arrives, or at ``flush(emit:)``.
 public final class LandmarkBuilder {
     /// The analysis parameters.
@@ -35,10 +37,14 @@ public final class LandmarkBuilder {
     private var peaks: [Peak] = []
     private var head = 0
     private let maxRatio: Float
+    /// Targets per anchor.
+    public let fanOut: Int
 
-    /// Creates a builder for `configuration`.
-    public init(configuration: Configuration = Configuration()) {
+    /// Creates a builder for `configuration`, pairing each anchor with `fanOut` targets
+    /// (default: `configuration.fanOut`).
+    public init(configuration: Configuration = Configuration(), fanOut: Int? = nil) {
         self.configuration = configuration
+        self.fanOut = fanOut ?? configuration.fanOut
         maxRatio = Float(pow(2, configuration.targetZoneOctaves))
     }
 
@@ -70,18 +76,28 @@ public final class LandmarkBuilder {
         let anchor = peaks[index]
         let lo = anchor.frame + configuration.targetZoneMinFrames
         let hi = anchor.frame + configuration.targetZoneMaxFrames
-        var found = 0
+        let fanOut = self.fanOut
+        // The `fanOut` strongest peaks of the zone (ties: earlier first), kept sorted by power.
+        var chosen: [Peak] = []
+        chosen.reserveCapacity(fanOut + 1)
         var i = index + 1
-        while i < peaks.count && found < configuration.fanOut {
+        while i < peaks.count {
             let t = peaks[i]
             i += 1
             if t.frame < lo { continue }
             if t.frame > hi { break }
             let ratio = t.bin / anchor.bin
             guard ratio <= maxRatio && ratio >= 1 / maxRatio else { continue }
+            if chosen.count == fanOut && t.power <= chosen[fanOut - 1].power { continue }
+            var k = chosen.count
+            while k > 0 && chosen[k - 1].power < t.power { k -= 1 }
+            chosen.insert(t, at: k)
+            if chosen.count > fanOut { chosen.removeLast() }
+        }
+        chosen.sort { ($0.frame, $0.bin) < ($1.frame, $1.bin) }
+        for t in chosen {
             emit(Landmark(anchorFrame: Int32(anchor.frame), anchorBin: anchor.bin,
                           targetBin: t.bin, deltaFrames: Int16(t.frame - anchor.frame)))
-            found += 1
         }
     }
 }

@@ -93,12 +93,26 @@ public final class SignatureGenerator {
     /// Peaks found so far (for density statistics).
     public private(set) var peakCount = 0
 
-    /// Creates a generator for `configuration`.
-    public init(configuration: Configuration = Configuration()) {
+    /// What a signature is for.
+    public enum Role: Sendable {
+        /// A reference signature for a catalog: the configuration's own density and fan-out.
+        case reference
+        /// A query signature: denser peaks and a larger fan-out
+        /// (``Configuration/forQuery``), so that noisy audio still contains the reference's pairs.
+        case query
+    }
+
+    /// The role the generator analyses for.
+    public let role: Role
+
+    /// Creates a generator for `configuration` and `role` (default: reference).
+    public init(configuration: Configuration = Configuration(), role: Role = .reference) {
         self.configuration = configuration
-        spectrogram = Spectrogram(configuration: configuration)
-        picker = PeakPicker(configuration: configuration)
-        builder = LandmarkBuilder(configuration: configuration)
+        self.role = role
+        let analysis = role == .query ? configuration.forQuery : configuration
+        spectrogram = Spectrogram(configuration: analysis)
+        picker = PeakPicker(configuration: analysis)
+        builder = LandmarkBuilder(configuration: analysis)
     }
 
     /// Appends mono samples at `configuration.sampleRate` and emits the landmarks they complete.
@@ -142,11 +156,11 @@ public final class SignatureGenerator {
     /// - Returns: the signature and the media's tags (lowercased keys).
     /// - Throws: ``MediaDecodingError`` when the source cannot be read.
     public static func signature(ofMedia source: String, configuration: Configuration = Configuration(),
-                                 streamIndex: Int? = nil,
+                                 role: Role = .reference, streamIndex: Int? = nil,
                                  warning: ((String) -> Void)? = nil) throws -> (Signature, [String: String]) {
         let decoder = try MediaDecoder(source: source, sampleRate: configuration.sampleRate,
                                        streamIndex: streamIndex, warning: warning)
-        let generator = SignatureGenerator(configuration: configuration)
+        let generator = SignatureGenerator(configuration: configuration, role: role)
         while let chunk = try decoder.nextChunk() {
             generator.append(chunk.samples)
         }

@@ -10,7 +10,7 @@ public struct MatchedMediaItem: Equatable, Sendable {
     /// Query frequency / reference frequency − 1 (0.05: the query plays 5 % higher and faster).
     /// 0 for a tempo-only change.
     public var frequencySkew: Double
-    /// 0…1; see ``Matcher/confidence(aligned:)``.
+    /// 0…1; see ``Matcher/confidence(aligned:background:)``.
     public var confidence: Double
     /// Query landmarks that agree with this alignment.
     public var alignedCount: Int
@@ -19,7 +19,8 @@ public struct MatchedMediaItem: Equatable, Sendable {
     public var json: JSONOutput {
         .object([("reference", item.json), ("matchOffset", .seconds(matchOffset)),
                  ("predictedCurrentMatchOffset", .seconds(predictedCurrentMatchOffset)),
-                 ("frequencySkew", .number(frequencySkew, decimals: 4)), ("confidence", .number(confidence, decimals: 4))])
+                 ("frequencySkew", .number(frequencySkew, decimals: 4)), ("confidence", .number(confidence, decimals: 4)),
+                 ("alignedLandmarks", .integer(alignedCount))])
     }
 }
 

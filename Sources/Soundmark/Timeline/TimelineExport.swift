@@ -1,22 +1,5 @@
 import Foundation
 
-/// A subtitle cue for one timeline row (SRT/VTT export).
-public struct TimelineCue: Equatable, Sendable {
-    /// Start, in seconds relative to the export origin.
-    public var start: Double
-    /// End, in seconds relative to the export origin (always after `start`).
-    public var end: Double
-    /// The cue text, e.g. `"Summer Sale – mat-42 (marker)"`.
-    public var text: String
-
-    /// Creates a cue.
-    public init(start: Double, end: Double, text: String) {
-        self.start = start
-        self.end = end
-        self.text = text
-    }
-}
-
 /// Renders timeline rows as JSON, CSV, SRT or WebVTT. All output is deterministic.
 public enum TimelineExport {
     /// The duration given to the last cue when its row has no numeric `duration` field.
@@ -64,8 +47,7 @@ public enum TimelineExport {
         let header = ["activity_id", "material_id", "marker", "first_seen_time", "first_seen_position",
                       "first_seen_timestamp", "closed"] + fieldKeys.map { "fields." + $0 }
         func number(_ value: Double?) -> String { value.map(TimelineJSONWriter.formatNumber) ?? "" }
-        var out = header.map(csvEscape).joined(separator: ",") + "\r\n"
-        for row in rows {
+        let records = rows.map { row -> [String] in
             var cells = [
                 row.activityID ?? "", row.materialID ?? "", row.marker ? "true" : "false",
                 number(row.firstSeen.time), number(row.firstSeen.position), row.firstSeen.timestamp ?? "",
@@ -78,17 +60,9 @@ public enum TimelineExport {
                 case let value?: cells.append(value.jsonText)
                 }
             }
-            out += cells.map(csvEscape).joined(separator: ",") + "\r\n"
+            return cells
         }
-        return out
-    }
-
-    /// Quotes one CSV cell per RFC 4180 when it contains `,`, `"`, CR or LF.
-    public static func csvEscape(_ cell: String) -> String {
-        guard cell.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else {
-            return cell
-        }
-        return "\"" + cell.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        return CueWriter.csv(header: header, rows: records)
     }
 
     /// One cue per row that has a first-seen time, in row order.
@@ -102,12 +76,12 @@ public enum TimelineExport {
     ///   time came from an ISO-8601 timestamp (epoch seconds), the earliest first-seen time
     ///   is used, so the subtitles start near 00:00:00; otherwise 0 (numeric times are taken
     ///   to be seconds into the recording already).
-    public static func cues(_ rows: [TimelineRow], origin: Double? = nil) -> [TimelineCue] {
+    public static func cues(_ rows: [TimelineRow], origin: Double? = nil) -> [Cue] {
         let timed = rows.filter { $0.firstSeen.time != nil }
         guard let first = timed.first else { return [] }
         let base = origin ?? (first.firstSeen.timestamp != nil
             ? timed.map { $0.firstSeen.time! }.min()! : 0)
-        var cues: [TimelineCue] = []
+        var cues: [Cue] = []
         for (index, row) in timed.enumerated() {
             let start = row.firstSeen.time! - base
             var end: Double
@@ -119,7 +93,7 @@ public enum TimelineExport {
                 end = start + defaultCueDuration
             }
             if !(end > start) { end = start + defaultCueDuration }
-            cues.append(TimelineCue(start: start, end: end, text: cueText(row)))
+            cues.append(Cue(start: start, end: end, text: cueText(row)))
         }
         return cues
     }
@@ -140,37 +114,13 @@ public enum TimelineExport {
         return String(text.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : Character($0) })
     }
 
-    /// SubRip text: numbered cues, `HH:MM:SS,mmm --> HH:MM:SS,mmm`, blank line after each.
+    /// SubRip text of ``cues(_:origin:)`` (``CueWriter/srt(_:)``).
     public static func srt(_ rows: [TimelineRow], origin: Double? = nil) -> String {
-        var out = ""
-        for (index, cue) in cues(rows, origin: origin).enumerated() {
-            out += "\(index + 1)\n\(clock(cue.start, separator: ",")) --> \(clock(cue.end, separator: ","))\n"
-            out += cue.text + "\n\n"
-        }
-        return out
+        CueWriter.srt(cues(rows, origin: origin))
     }
 
-    /// WebVTT text: a `WEBVTT` header, then cues `HH:MM:SS.mmm --> HH:MM:SS.mmm` with
-    /// `&`, `<` and `>` escaped in the text.
+    /// WebVTT text of ``cues(_:origin:)`` (``CueWriter/webVTT(_:)``).
     public static func vtt(_ rows: [TimelineRow], origin: Double? = nil) -> String {
-        var out = "WEBVTT\n\n"
-        for cue in cues(rows, origin: origin) {
-            let text = cue.text.replacingOccurrences(of: "&", with: "&amp;")
-                .replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
-            out += "\(clock(cue.start, separator: ".")) --> \(clock(cue.end, separator: "."))\n\(text)\n\n"
-        }
-        return out
-    }
-
-    /// `HH:MM:SS<sep>mmm`, rounded to the millisecond; negative times clamp to zero.
-    static func clock(_ seconds: Double, separator: String) -> String {
-        let clamped = seconds.isFinite ? max(0, seconds) : 0
-        let millis = Int64(min((clamped * 1000).rounded(), 9.2e18))
-        let ms = millis % 1000, total = millis / 1000
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(total / 3600, 2)):\(pad(total / 60 % 60, 2)):\(pad(total % 60, 2))\(separator)\(pad(ms, 3))"
+        CueWriter.webVTT(cues(rows, origin: origin))
     }
 }

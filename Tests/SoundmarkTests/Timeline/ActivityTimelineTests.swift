@@ -426,8 +426,6 @@ final class ActivityTimelineTests: XCTestCase {
             ",m2,false,,,,false,,,",
             "",
         ].joined(separator: "\r\n").replacingOccurrences(of: "line1\r\nline2", with: "line1\nline2"))
-        XCTAssertEqual(TimelineExport.csvEscape("cr\rhere"), "\"cr\rhere\"")
-        XCTAssertEqual(TimelineExport.csvEscape("plain text"), "plain text")
         XCTAssertEqual(TimelineExport.csv([]), "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,closed\r\n")
     }
 
@@ -438,8 +436,8 @@ final class ActivityTimelineTests: XCTestCase {
             TimelineRow(activityID: "c", firstSeen: .init(time: 3661.25), fields: ["campaign": "Camp", "duration": 2]),
         ]
         XCTAssertEqual(TimelineExport.cues(rows), [
-            TimelineCue(start: 1.5, end: 3661.25, text: "Spring <Sale> – m1 (marker)"),
-            TimelineCue(start: 3661.25, end: 3663.25, text: "Camp – c"),
+            Cue(start: 1.5, end: 3661.25, text: "Spring <Sale> – m1 (marker)"),
+            Cue(start: 3661.25, end: 3663.25, text: "Camp – c"),
         ])
         XCTAssertEqual(TimelineExport.srt(rows),
                        "1\n00:00:01,500 --> 01:01:01,250\nSpring <Sale> – m1 (marker)\n\n2\n01:01:01,250 --> 01:01:03,250\nCamp – c\n\n")
@@ -447,7 +445,7 @@ final class ActivityTimelineTests: XCTestCase {
                        "WEBVTT\n\n00:00:01.500 --> 01:01:01.250\nSpring &lt;Sale&gt; – m1 (marker)\n\n01:01:01.250 --> 01:01:03.250\nCamp – c\n\n")
         // ISO-8601 times are rebased to the earliest row; the last cue gets the default 5 s.
         let iso = [TimelineRow(firstSeen: .init(time: 1_714_564_800, timestamp: "2024-05-01T12:00:00Z"))]
-        XCTAssertEqual(TimelineExport.cues(iso), [TimelineCue(start: 0, end: 5, text: "(unidentified)")])
+        XCTAssertEqual(TimelineExport.cues(iso), [Cue(start: 0, end: 5, text: "(unidentified)")])
         XCTAssertEqual(TimelineExport.cues(iso, origin: 1_714_564_790).first?.start, 10)
         XCTAssertEqual(TimelineExport.cues([]), [])
     }

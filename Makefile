@@ -1,0 +1,34 @@
+# soundmark — build, demo and tests. `make demo` and `make test` install what they need first.
+SHELL := /bin/bash
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEB_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
+                libfftw3-dev libsqlite3-dev ffmpeg sox cuetools
+SOUNDMARK := .build/release/soundmark
+DEMO_CATALOG := .build/demo/catalog.db
+
+.PHONY: deps build demo test clean
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v swift >/dev/null || { echo "swift not found: install the Swift toolchain (6.x) and put it on PATH" >&2; exit 1; }
+
+build: deps
+	swift build -c release
+
+demo: build
+	@rm -f $(DEMO_CATALOG) $(DEMO_CATALOG)-wal $(DEMO_CATALOG)-shm; mkdir -p $(dir $(DEMO_CATALOG))
+	$(SOUNDMARK) catalog add --catalog $(DEMO_CATALOG) samples/references
+	$(SOUNDMARK) catalog list --catalog $(DEMO_CATALOG)
+	$(SOUNDMARK) identify --catalog $(DEMO_CATALOG) samples/clip.mp3
+	$(SOUNDMARK) scan --catalog $(DEMO_CATALOG) samples/recording.mp3
+
+test: deps
+	swift build -c release
+	swift test
+
+clean:
+	rm -rf .build

@@ -1,0 +1,147 @@
+import Foundation
+import XCTest
+import Soundmark
+
+final class MatcherTests: XCTestCase {
+    private static let rate = 8000
+
+    nonisolated(unsafe) private static var cachedIndex: CatalogIndex?
+
+    /// An in-memory index of the 5 sample references (reference signatures, default configuration).
+    private func index() throws -> CatalogIndex {
+        if let i = Self.cachedIndex { return i }
+        var items: [(MediaItem, Signature)] = []
+        for id in TestSupport.referenceIDs {
+            items.append((MediaItem(id: id, title: id), try TestSupport.referenceSignature(id)))
+        }
+        let i = CatalogIndex(configuration: Configuration(), items: items)
+        Self.cachedIndex = i
+        return i
+    }
+
+    private func match(_ samples: [Float], options: MatchOptions = MatchOptions()) throws -> [MatchedMediaItem] {
+        let query = TestSupport.signature(of: samples, role: .query)
+        return Matcher(index: try index(), options: options).matchedItems(for: query)
+    }
+
+    private func slice(_ id: String, from start: Double, seconds: Double) throws -> [Float] {
+        let s = try TestSupport.referenceSamples(id)
+        let a = Int(start * Double(Self.rate)), b = a + Int(seconds * Double(Self.rate))
+        XCTAssertLessThanOrEqual(b, s.count)
+        return Array(s[a..<min(b, s.count)])
+    }
+
+    func testIndexHoldsEveryReference() throws {
+        let index = try index()
+        XCTAssertEqual(index.references.map(\.item.id), TestSupport.referenceIDs)
+        XCTAssertEqual(index.postings.referenceCount, 5)
+        let total = index.references.reduce(0) { $0 + $1.postingCount }
+        XCTAssertEqual(index.postings.count, total)
+        for r in index.references {
+            XCTAssertEqual(r.duration, 40, accuracy: 0.05, r.item.id)
+            XCTAssertGreaterThan(r.postingCount, 1000, r.item.id)
+        }
+    }
+
+    func testClipFromKnownOffsetMatchesItsReference() throws {
+        for id in ["wesnoth-battle", "supertux-forest"] {
+            let matches = try match(try slice(id, from: 12.0, seconds: 10))
+            let first = try XCTUnwrap(matches.first, "no match for \(id)")
+            XCTAssertEqual(first.item.id, id)
+            XCTAssertEqual(first.matchOffset, 12.0, accuracy: 0.05, id)
+            XCTAssertEqual(first.predictedCurrentMatchOffset, 22.0, accuracy: 0.06, id)
+            XCTAssertLessThan(abs(first.frequencySkew), 0.005, id)
+            XCTAssertGreaterThanOrEqual(first.confidence, 0.9, id)
+            XCTAssertLessThanOrEqual(first.confidence, 1, id)
+            XCTAssertGreaterThan(first.alignedCount, 20, id)
+            // Nothing else reaches the threshold.
+            XCTAssertEqual(matches.count, 1, "\(matches.map(\.item.id))")
+        }
+    }
+
+    /// Plays `samples[start...]` `speed` times faster (pitch and tempo together) by linear
+    /// interpolation, for `seconds` of output.
+    private func varispeed(_ samples: [Float], from start: Double, speed: Double, seconds: Double) -> [Float] {
+        let n = Int(seconds * Double(Self.rate))
+        let first = start * Double(Self.rate)
+        return (0..<n).map { j in
+            let x = first + speed * Double(j)
+            let i = Int(x), f = Float(x - Double(i))
+            guard i + 1 < samples.count else { return 0 }
+            return samples[i] * (1 - f) + samples[i + 1] * f
+        }
+    }
+
+    func testSpedUpClipReportsFrequencySkew() throws {
+        let source = try TestSupport.referenceSamples("wesnoth-knolls")
+        let clip = varispeed(source, from: 12.0, speed: 1.05, seconds: 10)
+        let matches = try match(clip)
+        let first = try XCTUnwrap(matches.first, "no match for the ×1.05 clip")
+        XCTAssertEqual(first.item.id, "wesnoth-knolls")
+        XCTAssertEqual(first.frequencySkew, 0.05, accuracy: 0.01)
+        XCTAssertEqual(first.matchOffset, 12.0, accuracy: 0.1)
+        // 10 s of query cover 10.5 s of reference.
+        XCTAssertEqual(first.predictedCurrentMatchOffset, 22.5, accuracy: 0.2)
+        XCTAssertGreaterThanOrEqual(first.confidence, 0.9)
+
+        // And slowed down by 3 %.
+        let slow = try XCTUnwrap(try match(varispeed(source, from: 20.0, speed: 0.97, seconds: 10)).first)
+        XCTAssertEqual(slow.item.id, "wesnoth-knolls")
+        XCTAssertEqual(slow.frequencySkew, -0.03, accuracy: 0.01)
+        XCTAssertEqual(slow.matchOffset, 20.0, accuracy: 0.1)
+    }
+
+    func testPinkNoiseMatchesNothing() throws {
+        let dir = try TestSupport.temporaryDirectory(self)
+        let path = dir.appendingPathComponent("pink.wav").path
+        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:seed=7:amplitude=0.3:duration=10",
+                                "-ac", "1", "-ar", "8000"], output: path)
+        let noise = try MediaDecoder.decodeAll(source: path, sampleRate: 8000)
+        XCTAssertEqual(Double(noise.count), 80000, accuracy: 100)
+        XCTAssertGreaterThan(TestSupport.signature(of: noise, role: .query).landmarks.count, 100,
+                             "pink noise should make landmarks, or the test proves nothing")
+        let matches = try match(noise)
+        XCTAssertEqual(matches.map(\.item.id), [], "confidences \(matches.map(\.confidence))")
+    }
+
+    func testDigitalSilenceMatchesNothing() throws {
+        XCTAssertEqual(try match([Float](repeating: 0, count: 80000)).map(\.item.id), [])
+    }
+
+    func testNonCatalogMusicMatchesNothing() throws {
+        // recording.mp3 70–86 s is Hedgewars "City" (not in the catalog), see samples/README.md.
+        let recording = try TestSupport.samples(ofFile: TestSupport.samples.appendingPathComponent("recording.mp3").path)
+        XCTAssertEqual(Double(recording.count) / 8000, 158, accuracy: 0.1)
+        let clip = Array(recording[(70 * 8000)..<(86 * 8000)])
+        XCTAssertGreaterThan(TestSupport.signature(of: clip, role: .query).landmarks.count, 500)
+        let matches = try match(clip)
+        XCTAssertEqual(matches.map(\.item.id), [], "confidences \(matches.map(\.confidence))")
+        // Control: a catalog passage of the same recording (knolls, 10–20 s, at reference 11.5 s) does match.
+        let known = try XCTUnwrap(try match(Array(recording[(10 * 8000)..<(20 * 8000)])).first)
+        XCTAssertEqual(known.item.id, "wesnoth-knolls")
+        XCTAssertEqual(known.matchOffset, 11.5, accuracy: 0.1)
+    }
+
+    func testQueryStartingBeforeTheReferenceGivesNegativeOffset() throws {
+        let id = "wesnoth-the-dangerous-symphony"
+        let clip = [Float](repeating: 0, count: 2 * 8000) + (try slice(id, from: 0, seconds: 10))
+        let first = try XCTUnwrap(try match(clip).first)
+        XCTAssertEqual(first.item.id, id)
+        XCTAssertEqual(first.matchOffset, -2.0, accuracy: 0.1)
+        XCTAssertEqual(first.predictedCurrentMatchOffset, 10.0, accuracy: 0.15)
+        XCTAssertLessThan(abs(first.frequencySkew), 0.005)
+    }
+
+    func testThresholdOptionFiltersMatches() throws {
+        var strict = MatchOptions()
+        strict.threshold = 1.0000001
+        XCTAssertEqual(try match(try slice("wesnoth-battle", from: 5, seconds: 10), options: strict).count, 0)
+    }
+
+    func testConfidenceCurve() {
+        XCTAssertEqual(Matcher.confidence(aligned: 6 + 8, background: 6), 1 / (1 + exp(0.5 / 1.5)), accuracy: 1e-12)
+        XCTAssertEqual(Matcher.confidence(aligned: 8, background: 0), 1 / (1 + exp(0.5 / 1.5)), accuracy: 1e-12)
+        XCTAssertEqual(Matcher.confidence(aligned: 17, background: 6), 1 / (1 + exp(-2.5 / 1.5)), accuracy: 1e-12)
+        XCTAssertGreaterThan(Matcher.confidence(aligned: 19, background: 6), 0.95)
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import XCTest
+import Soundmark
+
+/// Shared helpers of the fingerprint, matching and catalog tests: the package root, the bundled
+/// samples decoded once, an `ffmpeg` runner and a runner for the built `soundmark` binary.
+enum TestSupport {
+    /// The package root (this file is `Tests/SoundmarkTests/TestSupport.swift`).
+    static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static let samples = packageRoot.appendingPathComponent("samples")
+    static let referenceIDs = ["supertux-chipdisko", "supertux-forest", "wesnoth-battle", "wesnoth-knolls",
+                               "wesnoth-the-dangerous-symphony"]
+
+    static func referencePath(_ id: String) -> String {
+        samples.appendingPathComponent("references/\(id).ogg").path
+    }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var decoded: [String: [Float]] = [:]
+    nonisolated(unsafe) private static var signatures: [String: Signature] = [:]
+
+    /// Mono samples at 8000 Hz of a file, decoded once per test run.
+    static func samples(ofFile path: String) throws -> [Float] {
+        lock.lock(); defer { lock.unlock() }
+        if let s = decoded[path] { return s }
+        let s = try MediaDecoder.decodeAll(source: path, sampleRate: 8000)
+        decoded[path] = s
+        return s
+    }
+
+    /// Mono samples at 8000 Hz of reference `id`.
+    static func referenceSamples(_ id: String) throws -> [Float] {
+        try samples(ofFile: referencePath(id))
+    }
+
+    /// The reference signature (default configuration) of reference `id`, computed once.
+    static func referenceSignature(_ id: String) throws -> Signature {
+        let s = try referenceSamples(id)
+        lock.lock(); defer { lock.unlock() }
+        if let sig = signatures[id] { return sig }
+        let sig = signature(of: s, role: .reference)
+        signatures[id] = sig
+        return sig
+    }
+
+    /// The signature of `samples` (8000 Hz mono) with the default configuration.
+    static func signature(of samples: [Float], role: SignatureGenerator.Role,
+                          configuration: Configuration = Configuration()) -> Signature {
+        let g = SignatureGenerator(configuration: configuration, role: role)
+        g.append(samples)
+        return g.signature()
+    }
+
+    /// A fresh temporary directory, removed when the test case ends.
+    static func temporaryDirectory(_ test: XCTestCase) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("soundmark-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir
+    }
+
+    static let ffmpegPath = "/usr/bin/ffmpeg"
+
+    /// Runs `ffmpeg -y ARGS OUTPUT`; throws with ffmpeg's message when it fails.
+    static func ffmpeg(_ arguments: [String], output: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: ffmpegPath) else {
+            throw XCTSkip("ffmpeg CLI not found at \(ffmpegPath)")
+        }
+        let r = try run(ffmpegPath, ["-hide_banner", "-nostdin", "-loglevel", "error", "-y"] + arguments + [output])
+        guard r.status == 0 else {
+            throw NSError(domain: "ffmpeg", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: r.stderr])
+        }
+    }
+
+    struct ProcessResult {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var signalled: Bool
+    }
+
+    /// Runs a program to completion, capturing its output through temporary files.
+    static func run(_ executable: String, _ arguments: [String], currentDirectory: URL? = nil) throws -> ProcessResult {
+        let p = try start(executable, arguments, currentDirectory: currentDirectory)
+        p.process.waitUntilExit()
+        return p.result()
+    }
+
+    /// A started process whose output goes to temporary files.
+    final class Running {
+        let process: Process
+        let out: URL, err: URL
+        init(process: Process, out: URL, err: URL) { self.process = process; self.out = out; self.err = err }
+        func result() -> ProcessResult {
+            let o = (try? String(contentsOf: out, encoding: .utf8)) ?? ""
+            let e = (try? String(contentsOf: err, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: out)
+            try? FileManager.default.removeItem(at: err)
+            return ProcessResult(status: process.terminationStatus, stdout: o, stderr: e,
+                                 signalled: process.terminationReason == .uncaughtSignal)
+        }
+    }
+
+    static func start(_ executable: String, _ arguments: [String], currentDirectory: URL? = nil) throws -> Running {
+        let tmp = FileManager.default.temporaryDirectory
+        let out = tmp.appendingPathComponent("soundmark-out-\(UUID().uuidString)")
+        let err = tmp.appendingPathComponent("soundmark-err-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        if let currentDirectory { p.currentDirectoryURL = currentDirectory }
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        try p.run()
+        return Running(process: p, out: out, err: err)
+    }
+
+    /// The built `soundmark` binary: `$SOUNDMARK_BIN`, else next to the test bundle (the build
+    /// directory `swift test` used, whatever its scratch path), else `<root>/.build/debug` or
+    /// `/tmp/tests-build/debug`.
+    static func soundmarkBinary() throws -> String {
+        var candidates: [String] = []
+        if let env = ProcessInfo.processInfo.environment["SOUNDMARK_BIN"], !env.isEmpty { candidates.append(env) }
+        let argv0 = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+        candidates.append(argv0.deletingLastPathComponent().appendingPathComponent("soundmark").path)
+        var bundleDir = Bundle.main.bundleURL
+        while bundleDir.pathExtension == "xctest" { bundleDir.deleteLastPathComponent() }
+        candidates.append(bundleDir.appendingPathComponent("soundmark").path)
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/soundmark").path)
+        candidates.append("/tmp/tests-build/debug/soundmark")
+        for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
+        throw XCTSkip("soundmark binary not found (tried \(candidates.joined(separator: ", "))); run swift build first")
+    }
+}
