@@ -6,7 +6,7 @@ DEB_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswres
 SOUNDMARK := .build/release/soundmark
 DEMO_CATALOG := .build/demo/catalog.db
 
-.PHONY: deps build demo test clean
+.PHONY: deps build demo test browser-check clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -22,13 +22,21 @@ build: deps
 demo: build
 	@rm -f $(DEMO_CATALOG) $(DEMO_CATALOG)-wal $(DEMO_CATALOG)-shm; mkdir -p $(dir $(DEMO_CATALOG))
 	$(SOUNDMARK) catalog add --catalog $(DEMO_CATALOG) samples/references
+	$(SOUNDMARK) catalog annotate --catalog $(DEMO_CATALOG) wesnoth-knolls samples/wesnoth-knolls.srt
 	$(SOUNDMARK) catalog list --catalog $(DEMO_CATALOG)
 	$(SOUNDMARK) identify --catalog $(DEMO_CATALOG) samples/clip.mp3
 	$(SOUNDMARK) scan --catalog $(DEMO_CATALOG) samples/recording.mp3
+	$(SOUNDMARK) scan --catalog $(DEMO_CATALOG) --format srt --cues annotations samples/recording.mp3
 
 test: deps
 	swift build -c release
 	swift test
+
+# Our WebVTT in a real browser's <track> element (headless Chromium from Debian); CI runs it.
+browser-check: build
+	@dpkg-query -W -f='$${Status}\n' chromium 2>/dev/null | grep -q 'install ok installed' || \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
+	scripts/browser-check-scan.sh
 
 clean:
 	rm -rf .build
