@@ -294,20 +294,21 @@ public final class Catalog {
             return try db.transaction {
                 let q = try db.prepare("SELECT \(Catalog.infoColumns), r.postings FROM reference r ORDER BY r.id")
                 var infos: [ReferenceInfo] = []
-                var lists: [[Posting]] = []
+                var hashes: [UInt32] = [], entries: [UInt64] = []
+                let total = try count("SELECT coalesce(sum(posting_count), 0) FROM reference")
+                hashes.reserveCapacity(total)
+                entries.reserveCapacity(total)
                 while try q.step() {
-                    var list: [Posting] = []
                     let info = info(q)
-                    list.reserveCapacity(info.postingCount)
-                    guard PostingCodec.decode(q.blob(10), into: { list.append($0) }) else {
+                    guard PostingCodec.decode(q.blob(10), reference: UInt64(infos.count), hashes: &hashes, entries: &entries) else {
                         throw SoundmarkError.catalogUnreadable(path: path, reason: "corrupt postings of reference '\(info.item.id)'")
                     }
                     infos.append(info)
-                    lists.append(list)
                 }
                 let hasher = LandmarkHasher(configuration: configuration)
                 return CatalogIndex(configuration: configuration, references: infos,
-                                    postings: PostingIndex(hashCount: hasher.hashCount, references: lists))
+                                    postings: PostingIndex(hashCount: hasher.hashCount, hashes: hashes, entries: entries,
+                                                           referenceCount: infos.count))
             }
         } catch let error as SoundmarkError {
             throw error

@@ -51,7 +51,42 @@ public enum PostingCodec {
         return w.bytes
     }
 
-    /// Decodes what ``encode(_:)`` wrote; `nil` for corrupt data.
+    /// Decodes what ``encode(_:)`` wrote, appending hashes and packed postings
+    /// (`reference << 32 | frame`) to parallel arrays; `false` for corrupt data.
+    static func decode(_ bytes: [UInt8], reference: UInt64, hashes: inout [UInt32], entries: inout [UInt64]) -> Bool {
+        bytes.withUnsafeBufferPointer { b in
+            var i = 0
+            @inline(__always) func varint() -> UInt64? {
+                var result: UInt64 = 0, shift: UInt64 = 0
+                while i < b.count && shift < 64 {
+                    let byte = b[i]
+                    i += 1
+                    result |= UInt64(byte & 0x7F) << shift
+                    if byte < 0x80 { return result }
+                    shift += 7
+                }
+                return nil
+            }
+            guard let count = varint() else { return false }
+            _ = count
+            var hash: UInt32 = 0, frame: UInt32 = 0, first = true
+            while i < b.count {
+                guard let dh = varint(), let f = varint() else { return false }
+                if first || dh != 0 {
+                    hash &+= UInt32(truncatingIfNeeded: dh)
+                    frame = UInt32(truncatingIfNeeded: f)
+                } else {
+                    frame &+= UInt32(truncatingIfNeeded: f)
+                }
+                first = false
+                hashes.append(hash)
+                entries.append(reference << 32 | UInt64(frame))
+            }
+            return true
+        }
+    }
+
+    /// Decodes what ``encode(_:)`` wrote; `false` for corrupt data.
     public static func decode(_ bytes: [UInt8], into body: (Posting) -> Void) -> Bool {
         var r = ByteReader(bytes)
         guard let count = r.varint() else { return false }
@@ -88,20 +123,46 @@ public struct PostingIndex: Sendable {
     /// Builds the index from each reference's postings; reference `i` of `references` gets index `i`.
     /// - Parameter hashCount: the size of the hash space (``LandmarkHasher/hashCount``).
     public init(hashCount: Int, references: [[Posting]]) {
-        var counts = [UInt32](repeating: 0, count: hashCount + 1)
-        for list in references { for p in list where Int(p.hash) < hashCount { counts[Int(p.hash) + 1] += 1 } }
-        for i in 0..<hashCount { counts[i + 1] += counts[i] }
-        var cursor = counts
-        var entries = [UInt64](repeating: 0, count: Int(counts[hashCount]))
+        var hashes: [UInt32] = []
+        var packed: [UInt64] = []
         for (r, list) in references.enumerated() {
-            for p in list where Int(p.hash) < hashCount {
-                entries[Int(cursor[Int(p.hash)])] = UInt64(r) << 32 | UInt64(p.frame)
-                cursor[Int(p.hash)] += 1
+            for p in list {
+                hashes.append(p.hash)
+                packed.append(UInt64(r) << 32 | UInt64(p.frame))
+            }
+        }
+        self.init(hashCount: hashCount, hashes: hashes, entries: packed, referenceCount: references.count)
+    }
+
+    /// Builds the index from parallel arrays of hashes and packed postings
+    /// (`referenceIndex << 32 | frame`) by a counting sort on the hash. Hashes outside
+    /// `0 ..< hashCount` are dropped.
+    init(hashCount: Int, hashes: [UInt32], entries packed: [UInt64], referenceCount: Int) {
+        var counts = [UInt32](repeating: 0, count: hashCount + 1)
+        var kept = 0
+        counts.withUnsafeMutableBufferPointer { c in
+            for h in hashes where Int(h) < hashCount { c[Int(h) + 1] &+= 1; kept += 1 }
+            for i in 0..<hashCount { c[i + 1] &+= c[i] }
+        }
+        var cursor = counts
+        var entries = [UInt64](repeating: 0, count: kept)
+        entries.withUnsafeMutableBufferPointer { out in
+            cursor.withUnsafeMutableBufferPointer { cur in
+                hashes.withUnsafeBufferPointer { hs in
+                    packed.withUnsafeBufferPointer { ps in
+                        for i in 0..<hs.count {
+                            let h = Int(hs[i])
+                            guard h < hashCount else { continue }
+                            out[Int(cur[h])] = ps[i]
+                            cur[h] &+= 1
+                        }
+                    }
+                }
             }
         }
         start = counts
         self.entries = entries
-        referenceCount = references.count
+        self.referenceCount = referenceCount
     }
 
     /// Total number of postings.

@@ -247,7 +247,9 @@ final class CatalogTests: XCTestCase {
             var listed: [String] = []
             let deadline = Date().addingTimeInterval(60)
             while add.process.isRunning && Date() < deadline {
-                if FileManager.default.fileExists(atPath: catalogPath) {
+                let attributes = try? FileManager.default.attributesOfItem(atPath: catalogPath)
+                let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+                if size > 0 {
                     let list = try TestSupport.run(binary, ["catalog", "list", "--catalog", catalogPath])
                     listed = list.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
                     if list.status == 0 && !listed.isEmpty {

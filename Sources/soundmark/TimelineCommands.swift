@@ -1,0 +1,101 @@
+import Foundation
+import Soundmark
+
+/// Output formats of `timeline merge`, the first being the default.
+let timelineFormats = ["json", "csv", "srt", "vtt"]
+
+/// An error of a command that is not a usage error (a missing input file, a failed source):
+/// printed as one `soundmark: <message>` line, exit code 2.
+struct CommandError: Error, LocalizedError {
+    /// The one-line message.
+    let message: String
+    /// The message, for ``describe(_:)``.
+    var errorDescription: String? { message }
+}
+
+/// Reads a whole input as text: a file path, or `-` for standard input.
+///
+/// - Throws: ``CommandError`` naming the file when it is missing, a directory or unreadable.
+func readTextInput(_ path: String) throws -> String {
+    if path == "-" {
+        return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw CommandError(message: "cannot open \(path): no such file")
+    }
+    if isDirectory.boolValue { throw CommandError(message: "cannot open \(path): is a directory") }
+    guard let data = FileManager.default.contents(atPath: path) else {
+        throw CommandError(message: "cannot open \(path): permission denied or unreadable")
+    }
+    return String(decoding: data, as: UTF8.self)
+}
+
+/// Whether a payload is one of `soundmark monitor`'s stream-level events (`stream.gap`,
+/// `stream.reconnected`, `stream.ended`): they describe the input, not an observation, so
+/// merging them would refine the current row with fields such as the gap's `duration`.
+func isMonitorStreamEvent(_ payload: TimelinePayload) -> Bool {
+    guard payload.activityID == nil, payload.materialID == nil,
+          let event = payload.fields["event"]?.stringValue else { return false }
+    return event.hasPrefix("stream.")
+}
+
+/// `soundmark timeline merge`: folds recogniser payloads (JSON Lines) into activity rows and
+/// prints them as JSON, CSV, SubRip or WebVTT.
+func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
+    let format = args.value("format") ?? "json"
+    guard timelineFormats.contains(format) else {
+        throw UsageError(message: "--format is one of \(timelineFormats.joined(separator: ", ")), got '\(format)'")
+    }
+    let verbose = args.has("verbose")
+    let text = try readTextInput(args.positional[0])
+    let parsed = TimelinePayload.parseLines(text)
+    for w in parsed.warnings { warn(w) }
+
+    var timeline = ActivityTimeline()
+    var skipped = 0
+    for payload in parsed.payloads {
+        let line = payload.line.map { "line \($0)" } ?? "payload"
+        if isMonitorStreamEvent(payload) {
+            skipped += 1
+            if verbose { warn("\(line): ignored: monitor stream event \"\(payload.fields["event"]?.stringValue ?? "")\"") }
+            continue
+        }
+        if case .ignored(let reason) = timeline.apply(payload), verbose {
+            warn("\(line): ignored: \(reason)")
+        }
+    }
+    if verbose {
+        warn("\(parsed.payloads.count) payload(s), \(parsed.warnings.count) malformed line(s), \(skipped) stream event(s) skipped, \(timeline.rows.count) row(s)")
+    }
+
+    switch format {
+    case "csv": print(TimelineExport.csv(timeline.rows), terminator: "")
+    case "srt": print(TimelineExport.srt(timeline.rows), terminator: "")
+    case "vtt": print(TimelineExport.vtt(timeline.rows), terminator: "")
+    default: print(TimelineExport.json(timeline.rows))
+    }
+    return Exit.ok
+}
+
+/// The `timeline …` commands.
+let timelineCommands: [CommandSpec] = [
+    CommandSpec(words: ["timeline", "merge"], usage: "EVENTS.jsonl",
+                summary: "merge recogniser events (JSON Lines, file or -) into an activity timeline",
+                details: """
+                Reads one JSON object per line (the output of 'soundmark monitor', or mobile SDK callbacks) and
+                folds them into rows, in order of first observation: a payload refines the current row when it
+                carries the same activity_id (or, without one, the same material_id), a late payload for an
+                earlier activity is ignored, anything else starts a new row. A marker (trait.marker) once seen
+                stays set; display fields are merged without blanking known values; an accepted result
+                (kind "activity_result") refines its activity even when closed and may set expires_at.
+                Lines that are not JSON objects, or have ill-typed known keys, are skipped with a warning on
+                stderr. Monitor stream events (event "stream.gap", "stream.reconnected", "stream.ended")
+                are skipped. JSON: {"rows":[{"activity_id","material_id","marker","first_seen":{"time",
+                "position"},"fields":{…},"closed"}]}; CSV has a header and CRLF line ends; srt/vtt have one
+                cue per timed row. Exit code 0, 2 on error.
+                """,
+                options: [OptionSpec(name: "format", value: "json|csv|srt|vtt", help: "output format (default: json)"),
+                          OptionSpec(name: "verbose", value: nil, help: "also report every ignored payload and totals on stderr")],
+                positional: 1...1, run: runTimelineMerge),
+]

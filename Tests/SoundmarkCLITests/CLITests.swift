@@ -1,0 +1,321 @@
+import Foundation
+import XCTest
+
+/// End-to-end tests of the built `soundmark` binary (`swift test` builds it with the tests).
+/// The binary is `$SOUNDMARK_BIN`, else the one next to the test bundle, else
+/// `<root>/.build/debug/soundmark` or `/tmp/tests-build/debug/soundmark`.
+final class CLITests: XCTestCase {
+    private static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    private static let samples = root.appendingPathComponent("samples")
+    private static let workDirectory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("soundmark-cli-tests-\(UUID().uuidString)")
+    nonisolated(unsafe) private static var sharedCatalog: String?
+
+    override class func setUp() {
+        super.setUp()
+        try? FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+    }
+
+    override class func tearDown() {
+        try? FileManager.default.removeItem(at: workDirectory)
+        super.tearDown()
+    }
+
+    // MARK: - helpers
+
+    private struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var signalled: Bool
+        /// stderr split into lines (a final newline does not start another line).
+        var stderrLines: [Substring] {
+            guard !stderr.isEmpty else { return [] }
+            return Array(stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stderr.hasSuffix("\n") ? 1 : 0))
+        }
+    }
+
+    private func binary() throws -> String {
+        var candidates: [String] = []
+        if let env = ProcessInfo.processInfo.environment["SOUNDMARK_BIN"], !env.isEmpty { candidates.append(env) }
+        candidates.append(URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
+            .deletingLastPathComponent().appendingPathComponent("soundmark").path)
+        var bundleDir = Bundle.main.bundleURL
+        while bundleDir.pathExtension == "xctest" { bundleDir.deleteLastPathComponent() }
+        candidates.append(bundleDir.appendingPathComponent("soundmark").path)
+        candidates.append(Self.root.appendingPathComponent(".build/debug/soundmark").path)
+        candidates.append("/tmp/tests-build/debug/soundmark")
+        for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
+        throw XCTSkip("soundmark binary not found (tried \(candidates.joined(separator: ", ")))")
+    }
+
+    private func run(_ executable: String, _ arguments: [String]) throws -> Result {
+        let out = Self.workDirectory.appendingPathComponent("out-\(UUID().uuidString)")
+        let err = Self.workDirectory.appendingPathComponent("err-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: out)
+            try? FileManager.default.removeItem(at: err)
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        try p.run()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus,
+                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "",
+                      signalled: p.terminationReason == .uncaughtSignal)
+    }
+
+    private func soundmark(_ arguments: String...) throws -> Result {
+        try run(try binary(), arguments)
+    }
+
+    private func ffmpeg(_ arguments: [String], output: String) throws {
+        let path = "/usr/bin/ffmpeg"
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("no ffmpeg CLI") }
+        let r = try run(path, ["-hide_banner", "-nostdin", "-loglevel", "error", "-y"] + arguments + [output])
+        XCTAssertEqual(r.status, 0, r.stderr)
+    }
+
+    /// A catalog of samples/references, built once per run.
+    private func catalog() throws -> String {
+        if let c = Self.sharedCatalog { return c }
+        let path = Self.workDirectory.appendingPathComponent("references.db").path
+        let r = try soundmark("catalog", "add", "--catalog", path, Self.samples.appendingPathComponent("references").path)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderrLines.filter { $0.contains(": added ") }.count, 5, r.stderr)
+        Self.sharedCatalog = path
+        return path
+    }
+
+    private func file(_ name: String) -> String { Self.workDirectory.appendingPathComponent(name).path }
+
+    private func json(_ text: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try XCTUnwrap(object as? [String: Any], "not a JSON object: \(text)", file: file, line: line)
+    }
+
+    /// Exit 2, nothing on stdout, one stderr line starting `soundmark:` that names `name`.
+    private func assertOneLineError(_ r: Result, naming name: String?, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(r.signalled, "crashed: \(r.stderr)", file: file, line: line)
+        XCTAssertEqual(r.status, 2, r.stderr, file: file, line: line)
+        XCTAssertEqual(r.stdout, "", file: file, line: line)
+        XCTAssertEqual(r.stderrLines.count, 1, "stderr: \(r.stderr)", file: file, line: line)
+        XCTAssertTrue(r.stderr.hasPrefix("soundmark:"), r.stderr, file: file, line: line)
+        if let name { XCTAssertTrue(r.stderr.contains(name), "stderr does not name \(name): \(r.stderr)", file: file, line: line) }
+    }
+
+    // MARK: - general
+
+    func testHelpVersionAndUnknownCommand() throws {
+        let help = try soundmark("--help")
+        XCTAssertEqual(help.status, 0)
+        XCTAssertTrue(help.stdout.contains("usage: soundmark COMMAND"), help.stdout)
+        for command in ["catalog add", "catalog list", "catalog show", "catalog remove", "catalog annotate", "identify", "scan"] {
+            XCTAssertTrue(help.stdout.contains("\n  \(command) "), "help lacks \(command)")
+        }
+        XCTAssertEqual(help.stderr, "")
+
+        let version = try soundmark("--version")
+        XCTAssertEqual(version.status, 0)
+        XCTAssertNotNil(version.stdout.range(of: #"^soundmark \d+\.\d+\.\d+ \(format 1\)\n$"#, options: .regularExpression),
+                        version.stdout)
+
+        let identifyHelp = try soundmark("identify", "--help")
+        XCTAssertEqual(identifyHelp.status, 0)
+        for option in ["--catalog FILE", "--format", "--threshold", "--stream"] {
+            XCTAssertTrue(identifyHelp.stdout.contains(option), "identify --help lacks \(option)")
+        }
+
+        assertOneLineError(try soundmark("frobnicate", "x"), naming: "frobnicate")
+        assertOneLineError(try soundmark("catalog", "frobnicate"), naming: nil)
+        assertOneLineError(try soundmark("identify", "--bogus", "x.mp3"), naming: "--bogus")
+        assertOneLineError(try soundmark("identify", "x.mp3"), naming: "--catalog")
+
+        let none = try soundmark()
+        XCTAssertEqual(none.status, 2)
+    }
+
+    // MARK: - identify
+
+    func testIdentifyMatchPrintsDocumentedJSON() throws {
+        let catalog = try catalog()
+        let r = try soundmark("identify", "--catalog", catalog, "--format", "json",
+                              Self.samples.appendingPathComponent("clip.mp3").path)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderr, "")
+        XCTAssertTrue(r.stdout.hasSuffix("}\n"))
+        XCTAssertEqual(r.stdout.split(separator: "\n").count, 1)
+        let object = try json(r.stdout)
+        XCTAssertEqual(Set(object.keys), ["matches"])
+        let matches = try XCTUnwrap(object["matches"] as? [[String: Any]])
+        let first = try XCTUnwrap(matches.first)
+        XCTAssertTrue(Set(first.keys).isSuperset(of: ["reference", "matchOffset", "predictedCurrentMatchOffset",
+                                                      "frequencySkew", "confidence"]), "\(first.keys)")
+        let reference = try XCTUnwrap(first["reference"] as? [String: Any])
+        XCTAssertEqual(reference["id"] as? String, "supertux-forest")
+        XCTAssertEqual(reference["title"] as? String, "Forest Dance")
+        XCTAssertEqual(reference["artist"] as? String, "Wansti")
+        XCTAssertNotNil(reference["properties"] as? [String: Any])
+        XCTAssertNotNil(first["matchOffset"] as? Double)
+        XCTAssertNotNil(first["frequencySkew"] as? Double)
+        let confidence = try XCTUnwrap(first["confidence"] as? Double)
+        XCTAssertTrue((0.5...1).contains(confidence), "\(confidence)")
+
+        let text = try soundmark("identify", "--catalog", catalog, Self.samples.appendingPathComponent("clip.mp3").path)
+        XCTAssertEqual(text.status, 0)
+        XCTAssertTrue(text.stdout.hasPrefix("1. Forest Dance – Wansti (supertux-forest) at 00:00:1"), text.stdout)
+    }
+
+    func testIdentifyClipMatchesExpectedClipJSON() throws {
+        let expected = try json(String(contentsOf: Self.samples.appendingPathComponent("expected-clip.json"), encoding: .utf8))
+        let expectedID = try XCTUnwrap(expected["id"] as? String)
+        let expectedOffset = try XCTUnwrap(expected["matchOffset"] as? Double)
+        XCTAssertEqual(expectedID, "supertux-forest")
+        let r = try soundmark("identify", "--catalog", try catalog(), "--format", "json",
+                              Self.samples.appendingPathComponent("clip.mp3").path)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let matches = try XCTUnwrap(try json(r.stdout)["matches"] as? [[String: Any]])
+        XCTAssertEqual(matches.count, 1, r.stdout)
+        let first = try XCTUnwrap(matches.first)
+        XCTAssertEqual((first["reference"] as? [String: Any])?["id"] as? String, expectedID)
+        XCTAssertEqual(try XCTUnwrap(first["matchOffset"] as? Double), expectedOffset, accuracy: 0.1)
+        XCTAssertEqual(try XCTUnwrap(first["predictedCurrentMatchOffset"] as? Double), expectedOffset + 10, accuracy: 0.15)
+        XCTAssertLessThan(abs(try XCTUnwrap(first["frequencySkew"] as? Double)), 0.005)
+    }
+
+    func testIdentifySilenceIsExitOneWithEmptyList() throws {
+        let silence = file("silence.mp3")
+        try ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=44100:cl=stereo", "-t", "10", "-c:a", "libmp3lame", "-b:a", "128k"],
+                   output: silence)
+        let r = try soundmark("identify", "--catalog", try catalog(), "--format", "json", silence)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertEqual(r.stdout, "{\"matches\":[]}\n")
+        XCTAssertEqual(r.stderr, "")
+        let text = try soundmark("identify", "--catalog", try catalog(), silence)
+        XCTAssertEqual(text.status, 1)
+        XCTAssertEqual(text.stdout, "no match\n")
+    }
+
+    func testIdentifyBadInputsAreOneLineErrors() throws {
+        let catalog = try catalog()
+        let missing = file("does-not-exist.mp3")
+        assertOneLineError(try soundmark("identify", "--catalog", catalog, missing), naming: "does-not-exist.mp3")
+
+        let text = file("x.mp3")
+        try Data("this is not audio, just some text\n".utf8).write(to: URL(fileURLWithPath: text))
+        assertOneLineError(try soundmark("identify", "--catalog", catalog, "--format", "json", text), naming: "x.mp3")
+
+        let empty = file("empty.mp3")
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        assertOneLineError(try soundmark("identify", "--catalog", catalog, empty), naming: "empty.mp3")
+
+        // Missing catalog.
+        assertOneLineError(try soundmark("identify", "--catalog", file("no-catalog.db"),
+                                         Self.samples.appendingPathComponent("clip.mp3").path),
+                           naming: "no-catalog.db")
+    }
+
+    func testIdentifyTruncatedFileDoesNotCrash() throws {
+        let clip = try Data(contentsOf: Self.samples.appendingPathComponent("clip.mp3"))
+        let truncated = file("truncated.mp3")
+        try clip.prefix(2048).write(to: URL(fileURLWithPath: truncated))
+        let r = try soundmark("identify", "--catalog", try catalog(), "--format", "json", truncated)
+        XCTAssertFalse(r.signalled, r.stderr)
+        XCTAssertTrue([0, 1, 2].contains(r.status), "exit \(r.status)")
+        XCTAssertFalse(r.stderr.contains("Fatal error"), r.stderr)
+        XCTAssertFalse(r.stderr.contains("Stack dump"), r.stderr)
+        XCTAssertLessThanOrEqual(r.stderrLines.count, 1, r.stderr)
+        XCTAssertTrue(r.stderrLines.allSatisfy { $0.hasPrefix("soundmark:") }, r.stderr)
+        if r.status == 2 {
+            assertOneLineError(r, naming: "truncated.mp3")
+        } else {
+            // Decoded partially: valid JSON, and 0.05 s of audio cannot be a match.
+            XCTAssertEqual(r.status, 1)
+            XCTAssertEqual(r.stdout, "{\"matches\":[]}\n")
+        }
+    }
+
+    // MARK: - catalog
+
+    func testCatalogAddFolderWithOneBadFile() throws {
+        let folder = Self.workDirectory.appendingPathComponent("mixed")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for id in ["supertux-forest", "wesnoth-battle"] {
+            try FileManager.default.copyItem(at: Self.samples.appendingPathComponent("references/\(id).ogg"),
+                                             to: folder.appendingPathComponent("\(id).ogg"))
+        }
+        try Data("not an mp3\n".utf8).write(to: folder.appendingPathComponent("bad.mp3"))
+        try Data("ignored: not a media extension\n".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        let path = file("mixed.db")
+        let r = try soundmark("catalog", "add", "--catalog", path, folder.path)
+        XCTAssertFalse(r.signalled)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let errors = r.stderrLines.filter { $0.hasPrefix("soundmark:") }
+        XCTAssertTrue(errors.contains { $0.contains("bad.mp3") }, r.stderr)
+        XCTAssertFalse(r.stderr.contains("notes.txt"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("1 of 3 file(s) failed"), r.stderr)
+        let list = try soundmark("catalog", "list", "--catalog", path)
+        XCTAssertEqual(list.status, 0)
+        XCTAssertEqual(list.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] },
+                       ["supertux-forest", "wesnoth-battle"])
+        XCTAssertTrue(list.stdout.contains("supertux-forest\t00:00:40\tForest Dance – Wansti"), list.stdout)
+
+        // Adding only bad files is exit 2.
+        let bad = try soundmark("catalog", "add", "--catalog", path, folder.appendingPathComponent("bad.mp3").path)
+        XCTAssertEqual(bad.status, 2, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("bad.mp3"))
+    }
+
+    // MARK: - scan
+
+    func testScanRecordingMatchesExpectedSetList() throws {
+        let expectedText = try String(contentsOf: Self.samples.appendingPathComponent("expected-setlist.json"), encoding: .utf8)
+        let expected = try XCTUnwrap(try json(expectedText)["segments"] as? [[String: Any]])
+        XCTAssertEqual(expected.count, 4)
+        let recording = Self.samples.appendingPathComponent("recording.mp3").path
+        let r = try soundmark("scan", "--catalog", try catalog(), "--format", "json", recording)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try json(r.stdout)
+        let info = try XCTUnwrap(object["recording"] as? [String: Any])
+        XCTAssertEqual(try XCTUnwrap(info["duration"] as? Double), 158, accuracy: 0.1)
+        let segments = try XCTUnwrap(object["segments"] as? [[String: Any]])
+        let ids = segments.map { ($0["reference"] as? [String: Any])?["id"] as? String ?? "?" }
+        XCTAssertFalse(ids.contains("supertux-forest"), "supertux-forest is not in the recording: \(ids)")
+        XCTAssertEqual(ids, expected.map { $0["id"] as? String ?? "" })
+        guard ids.count == expected.count else { return }
+        for (s, e) in zip(segments, expected) {
+            let id = e["id"] as? String ?? ""
+            for (key, tolerance) in [("start", 1.0), ("end", 1.0), ("referenceStart", 1.0)] {
+                let got = try XCTUnwrap(s[key] as? Double, "\(id).\(key)")
+                let want = try XCTUnwrap(e[key] as? Double, "\(id).\(key)")
+                XCTAssertEqual(got, want, accuracy: tolerance, "\(id) \(key)")
+            }
+            let speed = try XCTUnwrap(e["speed"] as? Double)
+            XCTAssertEqual(try XCTUnwrap(s["frequencySkew"] as? Double), speed - 1, accuracy: 0.01, "\(id) frequencySkew")
+            let confidence = try XCTUnwrap(s["confidence"] as? Double)
+            XCTAssertTrue((0.5...1).contains(confidence), "\(id) confidence \(confidence)")
+        }
+
+        // CSV: header line, one row per segment, RFC 4180 CRLF line ends.
+        let csv = try soundmark("scan", "--catalog", try catalog(), "--format", "csv", recording)
+        XCTAssertEqual(csv.status, 0, csv.stderr)
+        XCTAssertTrue(csv.stdout.hasPrefix("start,end,id,title,artist,referenceStart,referenceEnd,confidence,frequencySkew\r\n"),
+                      csv.stdout)
+        XCTAssertTrue(csv.stdout.hasSuffix("\r\n"))
+        let bytes = Array(csv.stdout.utf8)
+        for (i, b) in bytes.enumerated() where b == 0x0A {
+            XCTAssertTrue(i > 0 && bytes[i - 1] == 0x0D, "bare LF at byte \(i)")
+        }
+        let lines = csv.stdout.components(separatedBy: "\r\n").dropLast()
+        XCTAssertEqual(lines.count, segments.count + 1)
+        XCTAssertEqual(lines.dropFirst().map { String($0.split(separator: ",")[2]) }, ids)
+    }
+}
