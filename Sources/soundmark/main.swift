@@ -23,7 +23,7 @@ func describe(_ error: Error) -> String {
     return "\(error)"
 }
 
-let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand]
+let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
 
 func topHelp() -> String {
     var lines = ["soundmark \(soundmarkVersion) — offline audio fingerprinting: catalog, identify, scan", "",

@@ -1,0 +1,84 @@
+/// What a ``Session`` reports for each query (ShazamKit's `SHSession` delegate callbacks as values).
+public enum SessionResult: Sendable {
+    /// The query matched these references, best first.
+    case match([MatchedMediaItem], query: Signature)
+    /// Nothing in the catalog reached the confidence threshold.
+    case noMatch(query: Signature)
+    /// Matching could not be done (for example a signature made with another configuration).
+    case error(SoundmarkError, query: Signature?)
+}
+
+/// Matches query signatures, or a stream of PCM, against a catalog and publishes the outcomes
+/// on ``results``, an `AsyncSequence` (ShazamKit's `SHSession`).
+///
+/// ```swift
+/// let session = Session(index: try Catalog(path: "music.db").loadIndex())
+/// session.match(signature)
+/// for await result in session.results { … }
+/// ```
+///
+/// For a live stream call ``matchStreamingBuffer(_:)`` with consecutive mono samples at the
+/// catalog's rate: every `hopSeconds` (default 2 s) the last `windowSeconds` (default 10 s) of
+/// audio are matched; `matchOffset` is then the reference time at the window's first sample and
+/// `predictedCurrentMatchOffset` the reference time at the newest sample.
+public final class Session {
+    /// The matcher used.
+    public let matcher: Matcher
+    /// Results, in the order the queries were made. Finishes after ``finish()``.
+    public let results: AsyncStream<SessionResult>
+    private let continuation: AsyncStream<SessionResult>.Continuation
+    private let windowSeconds: Double
+    private let hopSeconds: Double
+    private var generator: SignatureGenerator
+    private var window: [Landmark] = []
+    private var nextMatchSample: Int64
+
+    /// Creates a session over a catalog snapshot.
+    /// - Parameters:
+    ///   - windowSeconds: length of audio matched from a stream, seconds (default 10).
+    ///   - hopSeconds: how often a stream is matched, seconds (default 2).
+    public init(index: CatalogIndex, options: MatchOptions = MatchOptions(), windowSeconds: Double = 10, hopSeconds: Double = 2) {
+        matcher = Matcher(index: index, options: options)
+        (results, continuation) = AsyncStream.makeStream(of: SessionResult.self)
+        self.windowSeconds = windowSeconds
+        self.hopSeconds = hopSeconds
+        generator = SignatureGenerator(configuration: index.configuration, role: .query)
+        nextMatchSample = Int64(windowSeconds * Double(index.configuration.sampleRate))
+    }
+
+    /// Matches one query signature and publishes the result.
+    public func match(_ signature: Signature) {
+        guard signature.configuration == matcher.index.configuration else {
+            continuation.yield(.error(.catalogMismatch(path: "session", reason: "signature made with another fingerprint configuration"),
+                                      query: signature))
+            return
+        }
+        let items = matcher.matchedItems(for: signature)
+        continuation.yield(items.isEmpty ? .noMatch(query: signature) : .match(items, query: signature))
+    }
+
+    /// Appends stream samples (mono, catalog rate) and matches the latest window every hop.
+    public func matchStreamingBuffer(_ samples: [Float]) {
+        let configuration = matcher.index.configuration
+        let windowFrames = Int32(windowSeconds / configuration.hopDuration)
+        samples.withUnsafeBufferPointer { p in generator.append(p) { window.append($0) } }
+        while generator.sampleCount >= nextMatchSample {
+            let endFrame = Int32(nextMatchSample / Int64(configuration.hopLength))
+            let startFrame = max(0, endFrame - windowFrames)
+            window.removeAll { $0.anchorFrame < startFrame }
+            let landmarks = window.filter { $0.anchorFrame < endFrame }.map { l -> Landmark in
+                var l = l
+                l.anchorFrame -= startFrame
+                return l
+            }
+            let count = Int64(endFrame - startFrame) * Int64(configuration.hopLength)
+            match(Signature(configuration: configuration, landmarks: landmarks, sampleCount: count))
+            nextMatchSample += Int64(hopSeconds * Double(configuration.sampleRate))
+        }
+    }
+
+    /// Ends ``results``.
+    public func finish() {
+        continuation.finish()
+    }
+}

@@ -1,0 +1,522 @@
+import Foundation
+import Soundmark
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// `soundmark monitor`: follows a live source and writes one event per line as soon as it is
+// decided. A reader thread owns the `MediaDecoder` (and the reconnect loop); the main thread
+// owns the fingerprinting, the `Scanner` and the output, so a read blocked on a pipe or a
+// socket never delays a stop request.
+
+/// Output formats of `monitor`, the first being the default.
+let monitorFormats = ["jsonl", "setlist"]
+
+/// Reconnect back-off of `monitor --reconnect`: the first attempt waits this long, seconds.
+let reconnectFirstDelay = 0.5
+/// Reconnect back-off of `monitor --reconnect`: the wait doubles up to this, seconds.
+let reconnectMaxDelay = 8.0
+/// Default of `--reconnect-timeout`: give up when the source has been down this long, seconds.
+let reconnectDefaultTimeout = 60.0
+/// How many decoded chunks (1 s each) the reader may queue ahead of the scanner.
+let monitorQueueChunks = 4
+/// Heartbeats lag the decoded audio by this many seconds, so that real landmarks (decided about
+/// 1 s after their anchor) practically always arrive before a heartbeat that follows them.
+let heartbeatLagSeconds = 2.0
+
+/// What the reader thread tells the main thread.
+enum SourceMessage {
+    /// The source is open; opening started at Unix time `start` (seconds).
+    case opened(start: Double)
+    /// Decoded mono samples at the catalog's rate, contiguous with the previous chunk, and the
+    /// Unix time when the decoder returned them.
+    case chunk([Float], wall: Double)
+    /// A network source stopped delivering (at Unix time `wall`); a reconnect is pending.
+    case dropped(wall: Double)
+    /// The source was reopened after `attempt` attempts; it went down at Unix time `down` and
+    /// the successful attempt started at `start`.
+    case reconnected(attempt: Int, down: Double, start: Double)
+    /// The source ended normally.
+    case ended
+    /// The source failed (cannot be opened, fails mid-stream, or reconnecting gave up).
+    case failed(String)
+}
+
+/// A bounded queue from the reader thread to the main thread, plus the stop flag set by
+/// SIGINT/SIGTERM. At most `capacity` chunks wait at a time, so a file read at full speed does
+/// not pile up decoded audio.
+final class SourceChannel {
+    /// What ``next(timeout:)`` found.
+    enum Next {
+        /// The oldest queued message.
+        case message(SourceMessage)
+        /// A stop was requested (queued messages are dropped).
+        case stop
+        /// Nothing arrived within the timeout.
+        case idle
+    }
+
+    private let condition = NSCondition()
+    private var messages: [SourceMessage] = []
+    private var queuedChunks = 0
+    private var stopped = false
+    private var readerDone = false
+    /// Most chunks queued at once.
+    let capacity: Int
+
+    /// Creates a channel holding at most `capacity` chunks.
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Queues a message, waiting while `capacity` chunks are queued. Returns false (and drops
+    /// the message) once a stop was requested.
+    @discardableResult
+    func post(_ message: SourceMessage) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if case .chunk = message {
+            while queuedChunks >= capacity && !stopped { condition.wait() }
+            if stopped { return false }
+            queuedChunks += 1
+        }
+        if stopped { return false }
+        messages.append(message)
+        condition.broadcast()
+        return true
+    }
+
+    /// The next message, `.stop` once a stop was requested, or `.idle` after `timeout` seconds.
+    func next(timeout: Double) -> Next {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while messages.isEmpty && !stopped {
+            if !condition.wait(until: deadline) { break }
+        }
+        if stopped { return .stop }
+        guard !messages.isEmpty else { return .idle }
+        let message = messages.removeFirst()
+        if case .chunk = message { queuedChunks -= 1 }
+        condition.broadcast()
+        return .message(message)
+    }
+
+    /// Asks everybody to stop (signal handler).
+    func requestStop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Whether a stop was requested.
+    var isStopped: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return stopped
+    }
+
+    /// Sleeps `seconds` unless a stop is requested first; returns false when stopped.
+    func sleep(_ seconds: Double) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !stopped {
+            if !condition.wait(until: deadline) { break }
+        }
+        return !stopped
+    }
+
+    /// Marks the reader thread as finished (it returned from its loop).
+    func markReaderDone() {
+        condition.lock()
+        readerDone = true
+        condition.unlock()
+    }
+
+    /// Whether the reader thread has finished.
+    var isReaderDone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return readerDone
+    }
+}
+
+/// The current Unix time in seconds.
+func unixNow() -> Double { Date().timeIntervalSince1970 }
+
+/// Whether `source` is a network URL (`scheme://…`), the only kind `--reconnect` reopens.
+func isNetworkURL(_ source: String) -> Bool {
+    guard let range = source.range(of: "://") else { return false }
+    let scheme = source[..<range.lowerBound]
+    return !scheme.isEmpty && scheme.lowercased() != "file"
+        && scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
+}
+
+/// The reader thread: opens `source`, posts its chunks, and, when `reconnectTimeout` is set,
+/// reopens it after it ends, with exponential back-off (``reconnectFirstDelay`` doubling up to
+/// ``reconnectMaxDelay``), giving up once it has been down for `reconnectTimeout` seconds.
+func readSource(_ source: String, sampleRate: Int, stream: Int?, reconnectTimeout: Double?, channel: SourceChannel) {
+    defer { channel.markReaderDone() }
+    func open() throws -> MediaDecoder {
+        try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream) { warn($0) }
+    }
+    var decoder: MediaDecoder
+    let start = unixNow()
+    do {
+        decoder = try open()
+    } catch {
+        channel.post(.failed(describe(error)))
+        return
+    }
+    channel.post(.opened(start: start))
+    while true {
+        var failure: String?
+        do {
+            while let chunk = try decoder.nextChunk() {
+                guard channel.post(.chunk(chunk.samples, wall: unixNow())) else { return }
+            }
+        } catch {
+            failure = describe(error)
+        }
+        if channel.isStopped { return }
+        guard let timeout = reconnectTimeout else {
+            channel.post(failure.map { .failed($0) } ?? .ended)
+            return
+        }
+        let down = unixNow()
+        if let failure { warn(failure) }
+        channel.post(.dropped(wall: down))
+        var delay = reconnectFirstDelay
+        var attempt = 0
+        var reopened: MediaDecoder?
+        var attemptStart = down
+        while reopened == nil {
+            let pause = min(delay, timeout - (unixNow() - down))
+            if pause <= 0 {
+                channel.post(.failed(String(format: "%@: gave up reconnecting after %d attempt(s), %.0f s down",
+                                            source, attempt, unixNow() - down)))
+                return
+            }
+            guard channel.sleep(pause) else { return }
+            attempt += 1
+            attemptStart = unixNow()
+            do {
+                reopened = try open()
+            } catch {
+                warn("reconnect attempt \(attempt) failed: \(describe(error))")
+                delay = min(delay * 2, reconnectMaxDelay)
+            }
+        }
+        decoder = reopened!
+        channel.post(.reconnected(attempt: attempt, down: down, start: attemptStart))
+    }
+}
+
+/// `hh:mm:ss.mmm` UTC as ISO 8601 with milliseconds and `Z`, e.g. `2024-05-01T12:00:03.250Z`.
+func isoUTC(_ unixSeconds: Double) -> String {
+    var whole = unixSeconds.rounded(.down)
+    var ms = Int(((unixSeconds - whole) * 1000).rounded())
+    if ms >= 1000 { whole += 1; ms -= 1000 }
+    var t = time_t(whole)
+    var parts = tm()
+    gmtime_r(&t, &parts)
+    return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                  Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), ms)
+}
+
+/// `mm:ss` of a reference position (minutes may pass 59; negative positions get a sign).
+func formatReferenceClock(_ seconds: Double) -> String {
+    let s = Int(abs(seconds).rounded())
+    return (seconds < -0.5 ? "-" : "") + String(format: "%02d:%02d", s / 60, s % 60)
+}
+
+/// Writes monitor events, one line each, flushing stdout after every line.
+final class MonitorWriter {
+    /// `jsonl` or `setlist`.
+    let format: String
+    /// Whether events carry `wall_time` (`--clock wall`).
+    let wallClock: Bool
+    /// Unix time of recording time 0 (see ``offerOrigin(_:)``), once known.
+    private(set) var origin: Double?
+    private var originFixed = false
+
+    /// Creates a writer for `format` (one of ``monitorFormats``).
+    init(format: String, wallClock: Bool) {
+        self.format = format
+        self.wallClock = wallClock
+    }
+
+    /// Proposes an estimate of the Unix time of recording time 0; the earliest one offered
+    /// before the first line is written wins, and it never changes afterwards, so
+    /// `wall_time − time` is the same for every event of a run.
+    func offerOrigin(_ estimate: Double) {
+        guard !originFixed else { return }
+        origin = min(origin ?? estimate, estimate)
+    }
+
+    /// Writes one segment event of the scanner.
+    func write(_ event: ScanEvent) {
+        let name: String, id: Int, s: Segment, time: Double
+        switch event {
+        case .started(let i, let seg): (name, id, s, time) = ("started", i, seg, seg.start)
+        case .refined(let i, let seg): (name, id, s, time) = ("refined", i, seg, seg.end)
+        case .ended(let i, let seg): (name, id, s, time) = ("ended", i, seg, seg.end)
+        }
+        let position = s.referenceTime(at: time)
+        if format == "setlist" {
+            let who = [s.item.title ?? s.item.id, s.item.artist].compactMap { $0 }.joined(separator: " – ")
+            line(time, "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(who) (\(s.item.id)) at ref \(formatReferenceClock(position))")
+            return
+        }
+        var members: [(String, JSONOutput)] = [
+            ("event", .string("segment." + name)), ("activity_id", .string("a\(id)")),
+            ("material_id", .string(s.item.id)), ("title", .optional(s.item.title)), ("artist", .optional(s.item.artist)),
+            ("time", .seconds(time)),
+        ]
+        members += wallMember(time)
+        members += [("start", .seconds(s.start)), ("end", .seconds(s.end)), ("position", .seconds(position)),
+                    ("referenceStart", .seconds(s.referenceStart)),
+                    ("frequencySkew", .number(s.frequencySkew, decimals: 4)),
+                    ("confidence", .number(s.confidence, decimals: 4))]
+        emit(.object(members))
+    }
+
+    /// Writes a stream event (`stream.gap`, `stream.reconnected`, `stream.ended`) at recording
+    /// time `time` with extra JSON members and its setlist text.
+    func writeStream(_ name: String, time: Double, extra: [(String, JSONOutput)] = [], text: String) {
+        if format == "setlist" {
+            line(time, text)
+            return
+        }
+        emit(.object([("event", .string("stream." + name)), ("time", .seconds(time))] + wallMember(time) + extra))
+    }
+
+    private func wallMember(_ time: Double) -> [(String, JSONOutput)] {
+        guard wallClock else { return [] }
+        return [("wall_time", .string(isoUTC((origin ?? unixNow()) + time)))]
+    }
+
+    private func line(_ time: Double, _ text: String) {
+        let clock = wallClock ? isoUTC((origin ?? unixNow()) + time) : formatClock(time)
+        put("\(clock)  \(text)")
+    }
+
+    private func emit(_ json: JSONOutput) { put(json.text) }
+
+    private func put(_ text: String) {
+        originFixed = true
+        fputs(text + "\n", stdout)
+        fflush(stdout)
+    }
+}
+
+/// Recording position of the monitor: which sample of the recording the current connection's
+/// first sample is, and the heartbeat that keeps the scanner's clock running.
+struct MonitorClock {
+    /// Samples per second.
+    let sampleRate: Int
+    /// Samples per frame hop.
+    let hop: Int
+    /// Recording sample of the current connection's sample 0 (a multiple of `hop`).
+    var base: Int64 = 0
+    /// Last heartbeat frame fed to the scanner.
+    var lastHeartbeat: Int32 = 0
+
+    /// Seconds of `samples`.
+    func seconds(_ samples: Int64) -> Double { Double(samples) / Double(sampleRate) }
+
+    /// `samples` rounded up to a whole number of hops.
+    func roundedUp(_ samples: Int64) -> Int64 {
+        (samples + Int64(hop) - 1) / Int64(hop) * Int64(hop)
+    }
+
+    /// The heartbeat landmark for recording sample `position`, when it moves the clock on.
+    ///
+    /// The scanner only closes its hop blocks (and so decides `ended`) when a landmark beyond
+    /// them arrives; in silence, or while a network source is down, none does. A heartbeat is
+    /// a landmark that hashes to nothing (negative frame difference), so it votes for nothing
+    /// and only advances the scanner's clock. It lags `position` by ``heartbeatLagSeconds``.
+    mutating func heartbeat(at position: Int64) -> Landmark? {
+        let frame = (position - Int64(heartbeatLagSeconds * Double(sampleRate))) / Int64(hop)
+        guard frame > Int64(lastHeartbeat), frame < Int64(Int32.max) else { return nil }
+        lastHeartbeat = Int32(frame)
+        return Landmark(anchorFrame: Int32(frame), anchorBin: 100, targetBin: 100, deltaFrames: -1000)
+    }
+}
+
+/// `soundmark monitor`: follows a source and writes segment and stream events as they are decided.
+func runMonitor(_ args: ParsedArguments) throws -> Int32 {
+    let format = args.value("format") ?? "jsonl"
+    guard monitorFormats.contains(format) else {
+        throw UsageError(message: "--format is jsonl or setlist, got '\(format)'")
+    }
+    let clock = args.value("clock") ?? "recording"
+    guard clock == "recording" || clock == "wall" else {
+        throw UsageError(message: "--clock is recording or wall, got '\(clock)'")
+    }
+    var reconnectTimeout: Double?
+    if args.has("reconnect") {
+        reconnectTimeout = reconnectDefaultTimeout
+        if let t = args.value("reconnect-timeout") {
+            guard let v = Double(t), v >= 0, v.isFinite else {
+                throw UsageError(message: "--reconnect-timeout takes seconds (≥ 0), got '\(t)'")
+            }
+            reconnectTimeout = v
+        }
+    } else if args.value("reconnect-timeout") != nil {
+        throw UsageError(message: "--reconnect-timeout needs --reconnect")
+    }
+    let source = args.positional[0]
+    if reconnectTimeout != nil && !isNetworkURL(source) {
+        warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
+        reconnectTimeout = nil
+    }
+    let stream = try streamIndex(args)
+    let catalog = try Catalog(path: try required(args, "catalog"))
+    let index = try catalog.loadIndex()
+    let configuration = index.configuration
+
+    let writer = MonitorWriter(format: format, wallClock: clock == "wall")
+    let scanner = Scanner(index: index)
+    scanner.onEvent = { writer.write($0) }
+    var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
+    var generator = SignatureGenerator(configuration: configuration, role: .reference)
+    var shift: Int32 = 0
+    func feed(_ l: Landmark) {
+        var moved = l
+        moved.anchorFrame += shift
+        scanner.consume(moved)
+    }
+
+    // Signals: stop reading, close open segments, end the stream, exit 0.
+    let channel = SourceChannel(capacity: monitorQueueChunks)
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+        let s = DispatchSource.makeSignalSource(signal: number, queue: .global())
+        s.setEventHandler { channel.requestStop() }
+        s.resume()
+        return s
+    }
+    defer { signalSources.forEach { $0.cancel() } }
+
+    let sampleRate = configuration.sampleRate
+    let timeout = reconnectTimeout
+    let reader = Thread {
+        readSource(source, sampleRate: sampleRate, stream: stream, reconnectTimeout: timeout, channel: channel)
+    }
+    reader.stackSize = 1 << 22
+    reader.start()
+
+    var status = Exit.ok
+    var outage: (since: Double, at: Int64)?
+    var opened = false
+    // When did the audio at recording time 0 arrive? Not when the open returned: FFmpeg's
+    // probing reads ahead (about 1.3 s of a real-time pipe) first. A chunk that ends at
+    // recording time e and arrives at wall time w says "origin ≤ w − e" (audio cannot arrive
+    // before it is played), so for a source delivering in real time the smallest w − e over the
+    // chunks before the first event is written is a close estimate; it is never taken earlier
+    // than the start of the opening, which is what a faster-than-real-time source (a file) gets.
+    var firstOpening: Double?
+    // After a reconnect the recording position of the new connection must be fixed before its
+    // first chunk is fed, so its first chunk alone gives the estimate.
+    var awaiting: (start: Double, attempt: Int, down: Double)?
+    func connectionStarted(firstChunkAt arrival: Double?, seconds: Double) {
+        guard let (start, attempt, down) = awaiting else { return }
+        awaiting = nil
+        let origin = max(start, (arrival ?? start) - seconds)
+        let dropAt = outage?.at ?? position.base + generator.sampleCount
+        position.base = position.roundedUp(dropAt + Int64(max(0, origin - down) * Double(sampleRate)))
+        shift = Int32(position.base / Int64(configuration.hopLength))
+        generator = SignatureGenerator(configuration: configuration, role: .reference)
+        outage = nil
+        let gap = position.seconds(position.base - dropAt)
+        writer.writeStream("gap", time: position.seconds(dropAt), extra: [("duration", .seconds(gap))],
+                           text: String(format: "gap      %.1f s without input", gap))
+        writer.writeStream("reconnected", time: position.seconds(position.base), extra: [("attempt", .integer(attempt))],
+                           text: "reconnected (attempt \(attempt))")
+    }
+    loop: while true {
+        switch channel.next(timeout: 0.25) {
+        case .stop:
+            break loop
+        case .idle:
+            if let outage, let beat = position.heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) {
+                scanner.consume(beat)
+            }
+        case .message(let message):
+            switch message {
+            case .opened(let start):
+                firstOpening = start
+                opened = true
+            case .chunk(let samples, let wall):
+                connectionStarted(firstChunkAt: wall, seconds: Double(samples.count) / Double(sampleRate))
+                if let start = firstOpening {
+                    writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
+                }
+                samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
+                if let beat = position.heartbeat(at: position.base + generator.sampleCount) { scanner.consume(beat) }
+            case .dropped(let wall):
+                connectionStarted(firstChunkAt: nil, seconds: 0)
+    if let start = firstOpening { writer.offerOrigin(start) }
+                if let start = firstOpening { writer.offerOrigin(start) }
+                firstOpening = nil
+                generator.finish { feed($0) }
+                outage = (wall, position.base + generator.sampleCount)
+            case .reconnected(let attempt, let down, let start):
+                awaiting = (start, attempt, down)
+            case .ended:
+                break loop
+            case .failed(let text):
+                printError(text)
+                if !opened { return Exit.error }
+                status = Exit.error
+                break loop
+            }
+        }
+    }
+
+    connectionStarted(firstChunkAt: nil, seconds: 0)
+    if let start = firstOpening { writer.offerOrigin(start) }
+    if outage == nil { generator.finish { feed($0) } }
+    _ = scanner.finish()
+    let end = outage?.at ?? position.base + generator.sampleCount
+    writer.writeStream("ended", time: position.seconds(end), text: "stream ended")
+    fflush(stdout)
+    // The reader may be blocked in a read that only the process's end interrupts.
+    if !channel.isReaderDone { _exit(status) }
+    return status
+}
+
+/// The `monitor` command.
+let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
+    summary: "follow a live source (URL, file or -) and write events as catalog audio starts and ends",
+    details: """
+    Reads SOURCE until it ends or the process gets SIGINT/SIGTERM, scanning it like 'scan', and writes one
+    line per event as soon as it is decided, flushing after each line. JSON Lines (default):
+      {"event":"segment.started","activity_id":"a1","material_id":ID,"title","artist","time":s,
+       ["wall_time":ISO,] "start":s,"end":s,"position":s,"referenceStart":s,"frequencySkew":x,"confidence":c}
+    then "segment.refined" (alignment moved by > 50 ms or 0.2 %) and "segment.ended" with the same activity_id.
+    time is recording seconds since the source opened: the segment's start for started, its end so far for
+    refined and ended; position is the reference time at that time. activity_id is unique per segment within
+    the run. Stream events: "stream.gap" {time, duration} and "stream.reconnected" {time, attempt} after a
+    reconnect, "stream.ended" {time} last. Lines come in the order events are decided: a segment's ended can
+    follow the next one's started (crossfades). These lines are input for 'soundmark timeline merge'.
+    Latency (audio to event): started about 8–9 s after the segment's audio begins (the 6 s matching
+    window, up to 1.5 s for the next hop, ~0.9 s before landmarks are decided, up to 1 s of decoder chunk);
+    ended about ScanOptions.closeAfterSeconds (4 s) + ~2.5 s after the audio stops matching (heartbeats keep
+    the clock running through silence and outages). Measured on samples/recording.mp3 played in real time:
+    see README.
+    SIGINT/SIGTERM: stop reading, end the open segments, write stream.ended, exit 0. Exit code 0 when the
+    source ends (or on a signal), 2 on error (cannot open the catalog or the source, reconnecting gave up).
+    """,
+    options: [catalogOption,
+              OptionSpec(name: "format", value: "jsonl|setlist",
+                         help: "jsonl (default): one JSON object per line; setlist: 'hh:mm:ss  started  Title – Artist (id) at ref mm:ss'"),
+              OptionSpec(name: "clock", value: "recording|wall",
+                         help: "wall: add wall_time, the UTC ISO-8601 time of that audio (opening time + recording time), to every event; setlist lines start with it (default: recording)"),
+              OptionSpec(name: "reconnect", value: nil,
+                         help: "reopen a network URL when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
+              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down this long (default 60)"),
+              streamOption],
+    positional: 1...1, run: runMonitor)

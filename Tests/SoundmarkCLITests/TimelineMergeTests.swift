@@ -1,0 +1,189 @@
+import Foundation
+import XCTest
+import Soundmark
+
+/// End-to-end tests of `soundmark timeline merge` on the built binary.
+final class TimelineMergeTests: XCTestCase {
+    /// The binary: `$SOUNDMARK_BIN`, else the one built next to this test bundle, else
+    /// `<package>/.build/debug/soundmark`, else `/tmp/mon-build/debug/soundmark`.
+    private static let binary: String = {
+        let fm = FileManager.default
+        if let env = ProcessInfo.processInfo.environment["SOUNDMARK_BIN"], !env.isEmpty { return env }
+        let bundleDir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let candidates = [bundleDir + "/soundmark", root + "/.build/debug/soundmark", "/tmp/mon-build/debug/soundmark"]
+        return candidates.first { fm.isExecutableFile(atPath: $0) } ?? candidates[1]
+    }()
+
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: Self.binary), "no soundmark binary at \(Self.binary)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("timeline-merge-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Runs the binary with `arguments` (and `input` on stdin); returns exit status, stdout, stderr.
+    private func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), inPipe = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
+        try process.run()
+        if let input {
+            inPipe.fileHandleForWriting.write(Data(input.utf8))
+            try inPipe.fileHandleForWriting.close()
+        }
+        /// stderr, read on another thread so neither pipe can fill up and block the child.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let errBox = Box()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async { errBox.data = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errBox.data, as: UTF8.self))
+    }
+
+    /// Writes `lines` as a JSONL file in the temporary directory and returns its path.
+    private func write(_ name: String, _ lines: [String]) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    /// The `rows` of a JSON export.
+    private func rows(_ json: String) throws -> [[String: Any]] {
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        return try XCTUnwrap(object["rows"] as? [[String: Any]])
+    }
+
+    /// A(activity-1) → A′(activity-1, marker) → A(activity-1, marker miss): one row, marker kept.
+    private let refineSequence = [
+        #"{"activity_id":"activity-1","material_id":"spot-a","campaign":"Spring","time":10,"position":0.5}"#,
+        #"{"activity_id":"activity-1","material_id":"spot-a","trait":{"marker":true},"time":12}"#,
+        #"{"activity_id":"activity-1","material_id":"spot-a","trait":{"marker":false},"time":14}"#,
+    ]
+
+    /// A(activity-1) → B(activity-2) → late A′(activity-1, marker): two rows, A unmarked.
+    private let lateSequence = [
+        #"{"activity_id":"activity-1","material_id":"spot-a","campaign":"Spring","time":10}"#,
+        #"{"activity_id":"activity-2","material_id":"spot-b","campaign":"Summer","time":20}"#,
+        #"{"activity_id":"activity-1","material_id":"spot-a","trait":{"marker":true},"time":21}"#,
+    ]
+
+    func testMarkerRefinementIsOneMarkedRow() throws {
+        let result = try run(["timeline", "merge", try write("refine.jsonl", refineSequence)])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.err, "")
+        let rows = try rows(result.out)
+        XCTAssertEqual(rows.count, 1)
+        XCTAssertEqual(rows[0]["activity_id"] as? String, "activity-1")
+        XCTAssertEqual(rows[0]["material_id"] as? String, "spot-a")
+        XCTAssertEqual(rows[0]["marker"] as? Bool, true, "a later marker miss never clears the marker")
+        XCTAssertEqual(rows[0]["closed"] as? Bool, false)
+        let firstSeen = try XCTUnwrap(rows[0]["first_seen"] as? [String: Any])
+        XCTAssertEqual(firstSeen["time"] as? Double, 10)
+        XCTAssertEqual(firstSeen["position"] as? Double, 0.5)
+        XCTAssertEqual((rows[0]["fields"] as? [String: Any])?["campaign"] as? String, "Spring")
+    }
+
+    func testLateRefinementIsIgnoredAndReportedWithVerbose() throws {
+        let path = try write("late.jsonl", lateSequence)
+        let result = try run(["timeline", "merge", path])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.err, "", "without --verbose an ignored payload is silent")
+        let rows = try rows(result.out)
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows.map { $0["activity_id"] as? String }, ["activity-1", "activity-2"])
+        XCTAssertEqual(rows[0]["marker"] as? Bool, false, "the late marker of activity-1 is ignored")
+        XCTAssertEqual(rows[0]["closed"] as? Bool, true)
+        XCTAssertEqual(rows[1]["marker"] as? Bool, false)
+        XCTAssertEqual(rows[1]["closed"] as? Bool, false, "activity-2 is current")
+
+        let verbose = try run(["timeline", "merge", "--verbose", path])
+        XCTAssertEqual(verbose.out, result.out)
+        let ignored = verbose.err.split(separator: "\n").filter { $0.contains("ignored") }
+        XCTAssertEqual(ignored.count, 1, verbose.err)
+        XCTAssertTrue(ignored[0].hasPrefix("soundmark: warning: line 3: ignored: late refinement"), String(ignored[0]))
+    }
+
+    func testMalformedLinesAreWarnedAndSkipped() throws {
+        let path = try write("bad.jsonl", [refineSequence[0], "{not json", "[1,2]", #"{"activity_id":5}"#, refineSequence[1]])
+        let result = try run(["timeline", "merge", path])
+        XCTAssertEqual(result.status, 0, result.err)
+        let warnings = result.err.split(separator: "\n")
+        XCTAssertEqual(warnings.count, 3, result.err)
+        XCTAssertTrue(warnings.allSatisfy { $0.hasPrefix("soundmark: warning: line ") }, result.err)
+        XCTAssertTrue(warnings[0].hasPrefix("soundmark: warning: line 2:"), result.err)
+        let rows = try rows(result.out)
+        XCTAssertEqual(rows.count, 1)
+        XCTAssertEqual(rows[0]["marker"] as? Bool, true)
+    }
+
+    func testStdinAndStreamEventsOfTheMonitor() throws {
+        let lines = [
+            #"{"event":"segment.started","activity_id":"a1","material_id":"knolls","title":"Knolls","time":0,"position":1.5}"#,
+            #"{"event":"stream.gap","time":8,"duration":0.5}"#,
+            #"{"event":"stream.reconnected","time":8.5,"attempt":1}"#,
+            #"{"event":"segment.ended","activity_id":"a1","material_id":"knolls","title":"Knolls","time":30,"position":31.5}"#,
+            #"{"event":"stream.ended","time":40}"#,
+        ]
+        let result = try run(["timeline", "merge", "--verbose", "-"], input: lines.joined(separator: "\n"))
+        XCTAssertEqual(result.status, 0, result.err)
+        let rows = try rows(result.out)
+        XCTAssertEqual(rows.count, 1)
+        let fields = try XCTUnwrap(rows[0]["fields"] as? [String: Any])
+        XCTAssertNil(fields["duration"], "a gap's duration must not become the row's duration")
+        XCTAssertEqual(fields["event"] as? String, "segment.ended")
+        XCTAssertEqual(result.err.split(separator: "\n").filter { $0.contains("monitor stream event") }.count, 3, result.err)
+    }
+
+    func testCSVHasHeaderAndCRLF() throws {
+        let result = try run(["timeline", "merge", "--format", "csv", try write("late.jsonl", lateSequence)])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.hasSuffix("\r\n"))
+        let records = result.out.components(separatedBy: "\r\n").dropLast()
+        XCTAssertEqual(records.count, 3)
+        XCTAssertFalse(result.out.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "every line ends with CRLF")
+        XCTAssertEqual(records.first, "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,closed,fields.campaign")
+        XCTAssertEqual(records[1], "activity-1,spot-a,false,10,,,true,Spring")
+        XCTAssertEqual(records[2], "activity-2,spot-b,false,20,,,false,Summer")
+    }
+
+    func testSubRipAndWebVTTParse() throws {
+        let path = try write("late.jsonl", lateSequence)
+        for (format, expectedFormat) in [("srt", AnnotationFormat.srt), ("vtt", AnnotationFormat.webVTT)] {
+            let result = try run(["timeline", "merge", "--format", format, path])
+            XCTAssertEqual(result.status, 0, result.err)
+            if format == "vtt" { XCTAssertTrue(result.out.hasPrefix("WEBVTT\n\n")) }
+            let parsed = try AnnotationReader.parse(Data(result.out.utf8), name: "out.\(format)", format: expectedFormat)
+            XCTAssertEqual(parsed.warnings, [], format)
+            XCTAssertEqual(parsed.annotations.count, 2, format)
+            XCTAssertEqual(parsed.annotations.map(\.start), [10, 20], format)
+            XCTAssertEqual(parsed.annotations.map(\.end), [20, 25], format)
+            XCTAssertEqual(parsed.annotations.map(\.text), ["Spring – spot-a", "Summer – spot-b"], format)
+        }
+    }
+
+    func testMissingFileAndBadFormat() throws {
+        let missing = try run(["timeline", "merge", directory.appendingPathComponent("nope.jsonl").path])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertEqual(missing.out, "")
+        XCTAssertEqual(missing.err.split(separator: "\n").count, 1, missing.err)
+        XCTAssertTrue(missing.err.contains("no such file"), missing.err)
+
+        let badFormat = try run(["timeline", "merge", "--format", "xml", try write("a.jsonl", refineSequence)])
+        XCTAssertEqual(badFormat.status, 2)
+        XCTAssertEqual(badFormat.err.split(separator: "\n").count, 1, badFormat.err)
+    }
+}
