@@ -143,18 +143,50 @@ public struct LandmarkHasher: Sendable {
     /// Size of the hash space: every hash is in `0 ..< hashCount`.
     public var hashCount: Int { anchorCount * ratioCount * deltaCount }
 
+    /// A landmark with the speed-independent parts of its hash worked out once, so that
+    /// hashing it for many candidate speeds needs no logarithm.
+    public struct Prepared: Sendable {
+        /// Frame of the anchor peak.
+        public var anchorFrame: Int32
+        /// Anchor frequency on the hash's log scale, in (fractional) steps above `minFrequency`.
+        public var anchorStep: Double
+        /// Target/anchor frequency-ratio step (unchanged by speed changes), `0 ..< ratioCount`.
+        public var ratioStep: Int32
+        /// Target frame minus anchor frame.
+        public var deltaFrames: Int16
+    }
+
+    /// Prepares a landmark for ``hash(_:timeScale:logShift:)``; `nil` when its frequency ratio
+    /// is outside the target zone.
+    @inline(__always)
+    public func prepare(_ landmark: Landmark) -> Prepared? {
+        let r = Int((log2(Double(landmark.targetBin / landmark.anchorBin)) * steps).rounded(.down)) + ratioHalf
+        guard r >= 0 && r < ratioCount else { return nil }
+        return Prepared(anchorFrame: landmark.anchorFrame, anchorStep: (log2(Double(landmark.anchorBin)) + binToLog) * steps,
+                        ratioStep: Int32(r), deltaFrames: landmark.deltaFrames)
+    }
+
+    /// `log2(frequencyScale) · logStepsPerOctave`: the shift of a speed candidate on the log scale.
+    public func logShift(frequencyScale: Double) -> Double { log2(frequencyScale) * steps }
+
+    /// The hash of a prepared landmark after undoing a speed change: frame difference × `timeScale`,
+    /// anchor step − `logShift` (see ``logShift(frequencyScale:)``).
+    @inline(__always)
+    public func hash(_ p: Prepared, timeScale: Double, logShift: Double) -> UInt32? {
+        let a = p.anchorStep - logShift
+        guard a >= 0 else { return nil }
+        let anchor = Int(a)
+        guard anchor < anchorCount else { return nil }
+        let d = Int((Double(p.deltaFrames) * timeScale).rounded()) - configuration.targetZoneMinFrames
+        guard d >= 0 && d < deltaCount else { return nil }
+        return UInt32((anchor * ratioCount + Int(p.ratioStep)) * deltaCount + d)
+    }
+
     /// The hash of `landmark` after undoing a speed change of `timeScale` (tempo) and
     /// `frequencyScale` (pitch); `nil` when the rescaled landmark falls outside the hash's range.
     @inline(__always)
     public func hash(_ landmark: Landmark, timeScale: Double = 1, frequencyScale: Double = 1) -> UInt32? {
-        let a = (log2(Double(landmark.anchorBin) / frequencyScale) + binToLog) * steps
-        guard a >= 0 else { return nil }
-        let anchor = Int(a)
-        guard anchor < anchorCount else { return nil }
-        let r = Int((log2(Double(landmark.targetBin / landmark.anchorBin)) * steps).rounded(.down)) + ratioHalf
-        guard r >= 0 && r < ratioCount else { return nil }
-        let d = Int((Double(landmark.deltaFrames) * timeScale).rounded()) - configuration.targetZoneMinFrames
-        guard d >= 0 && d < deltaCount else { return nil }
-        return UInt32((anchor * ratioCount + r) * deltaCount + d)
+        guard let p = prepare(landmark) else { return nil }
+        return hash(p, timeScale: timeScale, logShift: frequencyScale == 1 ? 0 : logShift(frequencyScale: frequencyScale))
     }
 }

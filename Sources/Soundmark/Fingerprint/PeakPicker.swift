@@ -1,3 +1,5 @@
+import Foundation
+
 /// A spectrogram peak: a strict local maximum of the power spectrogram.
 public struct Peak: Equatable, Sendable {
     /// Frame index (hops since the start of the stream).
@@ -18,7 +20,8 @@ public struct Peak: Equatable, Sendable {
 
 /// Streaming peak picker ("constellation map", Wang 2003).
 ///
-/// A cell (frame `t`, bin `b`) of the dB spectrogram is a peak when it is the strict maximum of
+/// A cell (frame `t`, bin `b`) of the power spectrogram (linear rows from ``Spectrogram``) is a
+/// peak when it is the strict maximum of
 /// the neighbourhood `t ± peakFrameRadius` frames × `b ± peakBinRadius` bins and its power is
 /// at least `peakFloor`. Ties are broken towards the earlier frame and the lower bin, so a
 /// perfectly steady tone still yields one peak per neighbourhood. The decision for frame `t`
@@ -50,7 +53,7 @@ public final class PeakPicker {
         width = configuration.maxBin - configuration.minBin + 1
         radius = configuration.peakFrameRadius
         binRadius = configuration.peakBinRadius
-        floor = Float(configuration.peakFloor)
+        floor = Float(pow(10, configuration.peakFloor / 10))
         lowBin = configuration.minBin
         let slots = 2 * radius + 1
         raw = Array(repeating: [Float](repeating: -.infinity, count: width), count: slots)
@@ -62,7 +65,7 @@ public final class PeakPicker {
         h = padded
     }
 
-    /// Adds spectrogram row `frame` (the next frame in order) and emits the peaks of every frame
+    /// Adds spectrogram row `frame` (linear power, the next frame in order) and emits the peaks of every frame
     /// that became decidable, in frame order and, within a frame, in bin order.
     public func consume(frame: Int, row: UnsafeBufferPointer<Float>, emit: (Peak) -> Void) {
         precondition(frame == newest + 1, "rows must arrive in order")
@@ -145,13 +148,15 @@ public final class PeakPicker {
                 }
             }
             if !ok { continue }
+            // Parabolic interpolation on dB values of the peak and its two neighbours.
+            let db = 10 * log10f(v)
             var delta: Float = 0
             if b > 0 && b < width - 1 {
-                let l = values[b - 1], r = values[b + 1]
-                let d = l - 2 * v + r
+                let l = 10 * log10f(max(values[b - 1], 1e-20)), r = 10 * log10f(max(values[b + 1], 1e-20))
+                let d = l - 2 * db + r
                 if d < 0 { delta = max(-0.5, min(0.5, 0.5 * (l - r) / d)) }
             }
-            emit(Peak(frame: frame, bin: Float(lowBin + b) + delta, power: v))
+            emit(Peak(frame: frame, bin: Float(lowBin + b) + delta, power: db))
         }
     }
 }

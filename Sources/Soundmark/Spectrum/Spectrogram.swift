@@ -9,8 +9,10 @@ private let fftwPlanLock = NSLock()
 /// Frame `k` covers samples `[k·hopLength, k·hopLength + frameLength)` of the stream (sample 0 is
 /// the first sample ever consumed), is multiplied by a periodic Hann window and transformed with
 /// FFTW's real-to-complex FFT. Each emitted row holds the power of bins
-/// `configuration.minBin ... configuration.maxBin` in dB relative to a full-scale sine
-/// (a sine of amplitude 1.0 centred on a bin reads 0 dB there).
+/// `configuration.minBin ... configuration.maxBin` relative to a full-scale sine, linear
+/// (a sine of amplitude 1.0 centred on a bin reads 1.0 there, 0 dB; take `10·log10` for dB).
+/// Rows stay linear because the peak picker only compares values: logarithms are taken for
+/// the few peaks only.
 ///
 /// Frames are emitted as soon as their last sample arrives, so the output does not depend on
 /// how the input was chunked. A trailing partial frame is never emitted.
@@ -66,12 +68,13 @@ public final class Spectrogram {
             }
             fftwf_execute_dft_r2c(plan, input, output)
             let lo = configuration.minBin
-            let floor: Float = 1e-12
             let scale = 1 / referencePower
             output.withMemoryRebound(to: Float.self, capacity: (n / 2 + 1) * 2) { c in
-                for j in 0..<row.count {
-                    let re = c[2 * (lo + j)], im = c[2 * (lo + j) + 1]
-                    row[j] = 10 * log10f(max((re * re + im * im) * scale, floor))
+                row.withUnsafeMutableBufferPointer { r in
+                    for j in 0..<r.count {
+                        let re = c[2 * (lo + j)], im = c[2 * (lo + j) + 1]
+                        r[j] = (re * re + im * im) * scale
+                    }
                 }
             }
             row.withUnsafeBufferPointer { emit(frameCount, $0) }

@@ -59,6 +59,13 @@ public struct ScanOptions: Sendable {
     /// time and changes no segment by more than a second.
     public var maxBucket: Int = 30
 
+    /// Detection votes with every `coarseStride`-th speed candidate only (default 2: 2 % steps);
+    /// the exact hits of a detection are then taken at the best of its neighbouring 1 % steps.
+    public var coarseStride: Int = 2
+    /// Detection votes with one landmark in `voteSubsample` (default 2: those whose frequency
+    /// ratio step is even, a choice a speed change does not alter); exact hits use them all.
+    public var voteSubsample: Int = 2
+
     /// The defaults.
     public init() {}
 }
@@ -86,7 +93,8 @@ public final class Scanner {
     private let hop: Double
     private let hopFrames: Int
     private let blocksPerWindow: Int
-    private var window: [Landmark] = []
+    private var window: [LandmarkHasher.Prepared] = []
+    private let logShifts: [Double]
     private var nextBlockEnd: Int
     private var blockVotes: [[(key: UInt64, count: Int32)]] = []
     private var table: VoteTable
@@ -108,6 +116,7 @@ public final class Scanner {
         blocksPerWindow = max(1, Int((options.windowSeconds / options.hopSeconds).rounded()))
         nextBlockEnd = hopFrames
         table = VoteTable(capacity: 1 << 16)
+        logShifts = options.candidates.map { LandmarkHasher(configuration: index.configuration).logShift(frequencyScale: $0.frequencyScale) }
     }
 
     /// Maps a segment's hits and length to a confidence in 0…1. Chance alignments of one
@@ -128,8 +137,9 @@ public final class Scanner {
     public func consume(_ l: Landmark) {
         while Int(l.anchorFrame) >= nextBlockEnd { closeBlock() }
         lastFrame = max(lastFrame, Int(l.anchorFrame))
-        window.append(l)
-        vote(l)
+        guard let p = hasher.prepare(l) else { return }
+        window.append(p)
+        vote(p)
     }
 
     /// Ends the recording and returns every segment in start order.
@@ -146,10 +156,13 @@ public final class Scanner {
         1 << 63 | UInt64(candidate) << 58 | ref << 24 | UInt64(offsetBin)
     }
 
-    private func vote(_ l: Landmark) {
+    private func vote(_ l: LandmarkHasher.Prepared) {
+        if options.voteSubsample > 1 && Int(l.ratioStep) % options.voteSubsample != 0 { return }
         let start = index.postings.start, entries = index.postings.entries
-        for (ci, c) in options.candidates.enumerated() {
-            guard let h = hasher.hash(l, timeScale: c.timeScale, frequencyScale: c.frequencyScale) else { continue }
+        let stride = max(1, options.coarseStride)
+        for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
+            let c = options.candidates[ci]
+            guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: logShifts[ci]) else { continue }
             let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
             if hi - lo > options.maxBucket { continue }
             let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
@@ -187,7 +200,7 @@ public final class Scanner {
         var best: [UInt64: (key: UInt64, count: Int32)] = [:]
         for (k, n) in sums {
             let total = n + (sums[k &- 1] ?? 0) + (sums[k &+ 1] ?? 0)
-            guard total >= Int32(options.minWindowHits) else { continue }
+            guard total >= Int32(max(3, options.minWindowHits / max(1, options.voteSubsample))) else { continue }
             let ref = (k >> 24) & 0x3FFFF
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
             best[ref] = (k, total)
@@ -198,26 +211,39 @@ public final class Scanner {
             // extended, so each repeat gathers its own evidence; the weaker duplicate is
             // dropped when segments are cleaned up (``resolveOverlaps(_:)``).
             let windowMid = (windowStart + windowEnd) / 2
+            var strongest = 0
             for s in open where s.ref == Int(ref) {
                 let c = options.candidates[s.candidate]
                 let offset = Int((s.referenceFrame(at: windowMid) - c.timeScale * Double(windowMid)).rounded())
-                let own = exactHits(ref: Int(ref), candidate: c, around: offset)
+                let own = exactHits(ref: Int(ref), candidate: s.candidate, around: offset)
                 if own.count >= options.minWindowHits { attach(ref: Int(ref), candidate: s.candidate, hits: own) }
+                strongest = max(strongest, own.count)
             }
-            let ci = Int((b.key >> 58) & 0x1F)
+            // An open line that explains the window's best vote already: no new line to look for.
+            if strongest >= Int(b.count) * max(1, options.voteSubsample) { continue }
+            let coarse = Int((b.key >> 58) & 0x1F)
             let offsetBin = Int(b.key & 0xFF_FFFF)
-            let hits = exactHits(ref: Int(ref), candidate: options.candidates[ci], around: offsetBin * 4 + 2 - (1 << 24))
-            guard hits.count >= options.minWindowHits else { continue }
-            attach(ref: Int(ref), candidate: ci, hits: hits)
+            // The coarse offset was measured at the window's middle with the coarse speed;
+            // each neighbouring fine speed shifts it by (its speed − coarse speed) · middle.
+            var bestHits: [(Int, Int)] = [], bestCandidate = coarse
+            for ci in max(0, coarse - 1)...min(options.candidates.count - 1, coarse + 1) {
+                let shift = (options.candidates[ci].timeScale - options.candidates[coarse].timeScale) * Double(windowMid)
+                let around = offsetBin * 4 + 2 - (1 << 24) - Int(shift.rounded())
+                let hits = exactHits(ref: Int(ref), candidate: ci, around: around)
+                if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci }
+            }
+            guard bestHits.count >= options.minWindowHits else { continue }
+            attach(ref: Int(ref), candidate: bestCandidate, hits: bestHits)
         }
     }
 
     /// Hits (recording frame, reference frame) of the window's landmarks near an offset.
-    private func exactHits(ref: Int, candidate c: SpeedCandidate, around offset: Int) -> [(Int, Int)] {
+    private func exactHits(ref: Int, candidate ci: Int, around offset: Int) -> [(Int, Int)] {
         let start = index.postings.start, entries = index.postings.entries
+        let c = options.candidates[ci], shift = logShifts[ci]
         var hits: [(Int, Int)] = []
         for l in window {
-            guard let h = hasher.hash(l, timeScale: c.timeScale, frequencyScale: c.frequencyScale) else { continue }
+            guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
             let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
             if hi - lo > options.maxBucket { continue }
             let q = Double(l.anchorFrame) * c.timeScale

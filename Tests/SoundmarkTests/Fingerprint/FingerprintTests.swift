@@ -16,13 +16,19 @@ final class FingerprintTests: XCTestCase {
         return rows
     }
 
+    /// Peaks of a dB spectrogram: rows are fed as linear power, as ``Spectrogram`` emits them;
+    /// peak powers and bins come back rounded to 0.001 dB / 0.0001 bin.
     private func peaks(_ rows: [[Float]], configuration: Configuration? = nil) -> [Peak] {
         let picker = PeakPicker(configuration: configuration ?? self.configuration)
         var result: [Peak] = []
-        for (i, row) in rows.enumerated() {
-            row.withUnsafeBufferPointer { picker.consume(frame: i, row: $0) { result.append($0) } }
+        let collect: (Peak) -> Void = { p in
+            result.append(Peak(frame: p.frame, bin: (p.bin * 10000).rounded() / 10000, power: (p.power * 1000).rounded() / 1000))
         }
-        picker.flush { result.append($0) }
+        for (i, row) in rows.enumerated() {
+            let linear = row.map { Float(pow(10, Double($0) / 10)) }
+            linear.withUnsafeBufferPointer { picker.consume(frame: i, row: $0, emit: collect) }
+        }
+        picker.flush(emit: collect)
         return result
     }
 

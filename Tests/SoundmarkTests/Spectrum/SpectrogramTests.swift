@@ -25,6 +25,9 @@ final class SpectrogramTests: XCTestCase {
         return (0..<n).map { i in amplitude * Float(sin(2 * Double.pi * f * Double(i) / Double(configuration.sampleRate))) }
     }
 
+    /// Rows are linear power relative to a full-scale sine; this is the same in dB.
+    func db(_ power: Float) -> Double { 10 * log10(Double(max(power, 1e-20))) }
+
     func testRowLayoutOfDefaultConfiguration() {
         // 150 Hz / 7.8125 Hz = 19.2 → bin 19; 3800 Hz / 7.8125 Hz = 486.4 → bin 487.
         XCTAssertEqual(configuration.minBin, 19)
@@ -42,15 +45,15 @@ final class SpectrogramTests: XCTestCase {
             for (frame, row) in out {
                 let maxIndex = row.indices.max { row[$0] < row[$1] }!
                 XCTAssertEqual(maxIndex + configuration.minBin, k, "bin of the maximum, frame \(frame)")
-                XCTAssertEqual(Double(row[maxIndex]), 0, accuracy: 0.5, "level of a full-scale sine, frame \(frame)")
+                XCTAssertEqual(db(row[maxIndex]), 0, accuracy: 0.5, "level of a full-scale sine, frame \(frame)")
                 // A Hann window leaks into the neighbours (−6 dB) and nothing far away.
-                XCTAssertEqual(Double(row[maxIndex + 1]), -6.02, accuracy: 0.5)
-                if maxIndex + 10 < row.count { XCTAssertLessThan(row[maxIndex + 10], -60) }
+                XCTAssertEqual(db(row[maxIndex + 1]), -6.02, accuracy: 0.5)
+                if maxIndex + 10 < row.count { XCTAssertLessThan(db(row[maxIndex + 10]), -60) }
             }
         }
         // Half amplitude is −6 dB.
         let half = rows(of: sine(bin: 64, count: 2048, amplitude: 0.5), chunk: 2048)
-        XCTAssertEqual(Double(half[0].1[64 - configuration.minBin]), -6.02, accuracy: 0.5)
+        XCTAssertEqual(db(half[0].1[64 - configuration.minBin]), -6.02, accuracy: 0.5)
     }
 
     func testFewerSamplesThanOneFrameEmitNothing() {
