@@ -54,10 +54,7 @@ let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "cue", "audacity"]
 /// Decodes and scans a recording; returns the segments and the recording's length in seconds.
 func scanRecording(_ source: String, index: CatalogIndex, stream: Int?) throws -> (segments: [Segment], duration: Double) {
     let decoder = try MediaDecoder(source: source, sampleRate: index.configuration.sampleRate, streamIndex: stream) { warn($0) }
-    var options = ScanOptions()
-    if let v = ProcessInfo.processInfo.environment["SM_MAXBUCKET"], let n = Int(v) { options.maxBucket = n }
-    if let v = ProcessInfo.processInfo.environment["SM_STEP"], let n = Double(v) { options.candidates = SpeedCandidate.grid(limit: 0.09, step: n) }
-    let scanner = Scanner(index: index, options: options)
+    let scanner = Scanner(index: index)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
     while let chunk = try decoder.nextChunk() {
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }

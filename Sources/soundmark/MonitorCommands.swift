@@ -334,13 +334,14 @@ struct MonitorClock {
     ///
     /// The scanner only closes its hop blocks (and so decides `ended`) when a landmark beyond
     /// them arrives; in silence, or while a network source is down, none does. A heartbeat is
-    /// a landmark that hashes to nothing (negative frame difference), so it votes for nothing
-    /// and only advances the scanner's clock. It lags `position` by ``heartbeatLagSeconds``.
+    /// a landmark that hashes to nothing (a frequency ratio outside the target zone and a
+    /// negative frame difference), so it votes for nothing and only advances the scanner's
+    /// clock. It lags `position` by ``heartbeatLagSeconds``.
     mutating func heartbeat(at position: Int64) -> Landmark? {
         let frame = (position - Int64(heartbeatLagSeconds * Double(sampleRate))) / Int64(hop)
         guard frame > Int64(lastHeartbeat), frame < Int64(Int32.max) else { return nil }
         lastHeartbeat = Int32(frame)
-        return Landmark(anchorFrame: Int32(frame), anchorBin: 100, targetBin: 100, deltaFrames: -1000)
+        return Landmark(anchorFrame: Int32(frame), anchorBin: 1, targetBin: 1000, deltaFrames: -1000)
     }
 }
 
@@ -502,11 +503,14 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     the run. Stream events: "stream.gap" {time, duration} and "stream.reconnected" {time, attempt} after a
     reconnect, "stream.ended" {time} last. Lines come in the order events are decided: a segment's ended can
     follow the next one's started (crossfades). These lines are input for 'soundmark timeline merge'.
-    Latency (audio to event): started about 8–9 s after the segment's audio begins (the 6 s matching
-    window, up to 1.5 s for the next hop, ~0.9 s before landmarks are decided, up to 1 s of decoder chunk);
-    ended about ScanOptions.closeAfterSeconds (4 s) + ~2.5 s after the audio stops matching (heartbeats keep
-    the clock running through silence and outages). Measured on samples/recording.mp3 played in real time:
-    see README.
+    Latency from the audio to its event: started as soon as the segment reaches the confidence threshold
+    inside the sliding matcher window (6 s, moved every 1.5 s): ~3 s of clean catalog audio, at most the
+    full 6 s window + 1.5 s hop for a weak match, plus ~0.9 s until landmarks are decided and up to 1 s of
+    decoder chunk; measured on samples/recording.mp3 played in real time: 3.0–4.2 s after the segment's
+    start. ended: ScanOptions.closeAfterSeconds (4 s) after the last matching landmark, plus the same hop,
+    landmark and chunk delays; measured 7–8.5 s after the segment's end (whose last hits trail its
+    audible end in a crossfade), at once when the stream ends. Heartbeats keep this clock running through
+    silence and outages.
     SIGINT/SIGTERM: stop reading, end the open segments, write stream.ended, exit 0. Exit code 0 when the
     source ends (or on a signal), 2 on error (cannot open the catalog or the source, reconnecting gave up).
     """,
@@ -514,7 +518,7 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "format", value: "jsonl|setlist",
                          help: "jsonl (default): one JSON object per line; setlist: 'hh:mm:ss  started  Title – Artist (id) at ref mm:ss'"),
               OptionSpec(name: "clock", value: "recording|wall",
-                         help: "wall: add wall_time, the UTC ISO-8601 time of that audio (opening time + recording time), to every event; setlist lines start with it (default: recording)"),
+                         help: "wall: add wall_time, the UTC ISO-8601 time of that audio, to every event: the time the source's first audio arrived (from the first chunks of a real-time source; the opening time of a faster one, e.g. a file) + recording time; setlist lines start with it (default: recording)"),
               OptionSpec(name: "reconnect", value: nil,
                          help: "reopen a network URL when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
               OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down this long (default 60)"),

@@ -138,7 +138,7 @@ final class FingerprintTests: XCTestCase {
         XCTAssertEqual(found.count, expected.count)
         for (p, e) in zip(found, expected) {
             XCTAssertLessThanOrEqual(abs(Double(p.bin) - Double(configuration.minBin + e.1)), 0.5)
-            XCTAssertEqual(p.power, rows[e.0][e.1])
+            XCTAssertEqual(p.power, rows[e.0][e.1], accuracy: 0.001)
         }
     }
 

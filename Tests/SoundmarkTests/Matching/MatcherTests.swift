@@ -139,9 +139,12 @@ final class MatcherTests: XCTestCase {
     }
 
     func testConfidenceCurve() {
-        XCTAssertEqual(Matcher.confidence(aligned: 6 + 8, background: 6), 1 / (1 + exp(0.5 / 1.5)), accuracy: 1e-12)
-        XCTAssertEqual(Matcher.confidence(aligned: 8, background: 0), 1 / (1 + exp(0.5 / 1.5)), accuracy: 1e-12)
-        XCTAssertEqual(Matcher.confidence(aligned: 17, background: 6), 1 / (1 + exp(-2.5 / 1.5)), accuracy: 1e-12)
-        XCTAssertGreaterThan(Matcher.confidence(aligned: 19, background: 6), 0.95)
+        // 0.5 at an excess of 11 over the background, whatever the background.
+        XCTAssertEqual(Matcher.confidence(aligned: 6 + 11, background: 6), 0.5, accuracy: 1e-12)
+        XCTAssertEqual(Matcher.confidence(aligned: 11, background: 0), 0.5, accuracy: 1e-12)
+        // The strongest non-catalog clip of the benchmark (excess 9) stays well under 0.5.
+        XCTAssertEqual(Matcher.confidence(aligned: 6 + 9, background: 6), 1 / (1 + exp(2 / 1.5)), accuracy: 1e-12)
+        XCTAssertLessThan(Matcher.confidence(aligned: 15, background: 6), 0.25)
+        XCTAssertGreaterThan(Matcher.confidence(aligned: 6 + 16, background: 6), 0.95)
     }
 }
