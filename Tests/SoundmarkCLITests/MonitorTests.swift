@@ -370,6 +370,16 @@ final class MonitorTests: XCTestCase {
     }
 
     func testSIGTERMClosesOpenSegmentsAndExitsZero() throws {
+        try stopMidStream(with: SIGTERM)
+    }
+
+    func testSIGINTClosesOpenSegmentsAndExitsZero() throws {
+        try stopMidStream(with: SIGINT)
+    }
+
+    /// Feeds stdin slowly, sends `signal` after the first started event while the producer
+    /// stalls (the monitor is blocked reading an open pipe), and checks the orderly end.
+    private func stopMidStream(with signal: Int32, file: StaticString = #filePath, line: UInt = #line) throws {
         let catalog = try catalog()
         // About 8× real time (128 kbit/s MP3): the first segment is announced within a second.
         let feeder = try Feeder(path: Self.recording, chunk: 4096, interval: 0.032)
@@ -379,9 +389,9 @@ final class MonitorTests: XCTestCase {
         XCTAssertNotNil(started)
         // A stalled producer: the monitor is blocked reading a pipe that stays open.
         feeder.stop()
-        child.send(SIGTERM)
+        child.send(signal)
         let result = child.finish(timeout: 15)
-        XCTAssertFalse(result.timedOut, "monitor did not exit after SIGTERM")
+        XCTAssertFalse(result.timedOut, "monitor did not exit after signal \(signal)")
         XCTAssertTrue(result.exited, "killed by a signal")
         XCTAssertEqual(result.status, 0, result.stderr)
         let events = events(result.lines)

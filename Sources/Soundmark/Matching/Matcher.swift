@@ -107,14 +107,15 @@ public final class Matcher {
     /// `key = referenceIndex << 25 | (offset + 2^24)` and `count` the number of *distinct hashes*
     /// voting for it: a repeated note or beat that lines up with a repeated pattern in the
     /// reference counts once, so rhythm alone does not make a match.
-    private func votes(_ landmarks: [Landmark], _ c: SpeedCandidate, only reference: Int? = nil) -> [(key: UInt64, count: Int32)] {
+    private func votes(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, only reference: Int? = nil) -> [(key: UInt64, count: Int32)] {
+        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
         var keys: [UInt64] = []
         keys.reserveCapacity(landmarks.count * 4)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
         index.postings.start.withUnsafeBufferPointer { start in
             index.postings.entries.withUnsafeBufferPointer { entries in
                 for l in landmarks {
-                    guard let h = hasher.hash(l, timeScale: c.timeScale, frequencyScale: c.frequencyScale) else { continue }
+                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
                     let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                     if hi - lo > options.maxBucket { continue }
                     let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
@@ -166,8 +167,9 @@ public final class Matcher {
     /// - Parameter landmarks: the query's landmarks (frames counted from the query's start).
     /// - Returns: one candidate per matching reference with confidence ≥ `options.threshold`,
     ///   best first (ties broken by reference id, so the order is stable).
-    public func match(_ landmarks: [Landmark]) -> [MatchCandidate] {
-        guard !landmarks.isEmpty else { return [] }
+    public func match(_ query: [Landmark]) -> [MatchCandidate] {
+        guard !query.isEmpty else { return [] }
+        let landmarks = query.compactMap { hasher.prepare($0) }
         var best: [Int: (candidate: Int, offset: Int, count: Int)] = [:]
         for (ci, c) in options.candidates.enumerated() {
             for (ref, b) in bestPerReference(votes(landmarks, c)) {
@@ -188,7 +190,7 @@ public final class Matcher {
             let confidence = Matcher.confidence(aligned: refined.count, background: background)
             guard confidence >= options.threshold else { continue }
             results.append(MatchCandidate(referenceIndex: ref, offsetFrames: Double(refined.offset), speed: refined.speed,
-                                          alignedCount: refined.count, queryCount: landmarks.count, confidence: confidence))
+                                          alignedCount: refined.count, queryCount: query.count, confidence: confidence))
         }
         results.sort {
             if $0.alignedCount != $1.alignedCount { return $0.alignedCount > $1.alignedCount }
@@ -198,7 +200,7 @@ public final class Matcher {
     }
 
     /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate.
-    private func refine(_ landmarks: [Landmark], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
+    private func refine(_ landmarks: [LandmarkHasher.Prepared], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
         -> (speed: SpeedCandidate, offset: Int, count: Int) {
         var best = (speed: c, offset: offset, count: count)
         let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
