@@ -291,7 +291,7 @@ public final class Catalog {
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.
     public func loadIndex() throws -> CatalogIndex {
         do {
-            return try db.transaction {
+            return try db.transaction(write: false) {
                 let q = try db.prepare("SELECT \(Catalog.infoColumns), r.postings FROM reference r ORDER BY r.id")
                 var infos: [ReferenceInfo] = []
                 var hashes: [UInt32] = [], entries: [UInt64] = []

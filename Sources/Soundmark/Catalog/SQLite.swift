@@ -45,9 +45,11 @@ final class SQLiteDatabase {
         return SQLiteStatement(stmt, db: self)
     }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
-    func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+    /// Runs `body` inside a transaction, rolling back when it throws. Writers use
+    /// `BEGIN IMMEDIATE` (take the write lock up front); readers (`write: false`) a deferred
+    /// `BEGIN`, a consistent snapshot that never blocks a writer in WAL mode.
+    func transaction<T>(write: Bool = true, _ body: () throws -> T) throws -> T {
+        try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body()
             try execute("COMMIT")
