@@ -23,8 +23,10 @@ public struct Peak: Equatable, Sendable {
 /// A cell (frame `t`, bin `b`) of the power spectrogram (linear rows from ``Spectrogram``) is a
 /// peak when it is the strict maximum of
 /// the neighbourhood `t ± peakFrameRadius` frames × `b ± peakBinRadius` bins and its power is
-/// at least `peakFloor`. Ties are broken towards the earlier frame and the lower bin, so a
-/// perfectly steady tone still yields one peak per neighbourhood. The decision for frame `t`
+/// at least `peakFloor`. Ties are broken towards the earlier frame and the lower bin: a cell
+/// must beat earlier equal cells strictly, so a perfectly steady tone yields one peak, at its
+/// onset, and no run of landmarks that could line up with any other steady tone. The decision
+/// for frame `t`
 /// is made when frame `t + peakFrameRadius` arrives (or at ``flush(emit:)``); frames outside the
 /// stream count as −∞, so the peaks do not depend on how the input was chunked.
 ///
