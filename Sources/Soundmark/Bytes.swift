@@ -13,6 +13,84 @@ struct ByteWriter {
     }
 }
 
+/// Writes bits most-significant first into bytes (for Golomb–Rice coded posting lists).
+struct BitWriter {
+    private(set) var bytes: [UInt8] = []
+    private var current: UInt64 = 0
+    private var used = 0
+
+    /// Appends the low `count` bits of `value` (count ≤ 57).
+    mutating func write(_ value: UInt64, bits count: Int) {
+        guard count > 0 else { return }
+        current = current << UInt64(count) | (value & ((1 << UInt64(count)) - 1))
+        used += count
+        while used >= 8 {
+            used -= 8
+            bytes.append(UInt8(truncatingIfNeeded: current >> UInt64(used)))
+        }
+        current &= (1 << UInt64(used)) - 1
+    }
+
+    /// Golomb–Rice code of `value` with parameter `k`: `value >> k` in unary (ones, then a zero),
+    /// then the low `k` bits.
+    mutating func rice(_ value: UInt64, k: Int) {
+        var q = value >> UInt64(k)
+        while q >= 32 { write((1 << 32) - 1, bits: 32); q -= 32 }
+        write(((1 << q) - 1) << 1, bits: Int(q) + 1)
+        write(value, bits: k)
+    }
+
+    /// Pads the last byte with zeros and returns the bytes.
+    mutating func finish() -> [UInt8] {
+        if used > 0 { bytes.append(UInt8(truncatingIfNeeded: current << UInt64(8 - used))) }
+        used = 0
+        current = 0
+        return bytes
+    }
+}
+
+/// Reads what ``BitWriter`` wrote; reads past the end return `nil`.
+struct BitReader {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var position = 0   // in bits
+
+    init(_ bytes: UnsafeBufferPointer<UInt8>, byteOffset: Int) {
+        self.bytes = bytes
+        position = byteOffset * 8
+    }
+
+    @inline(__always)
+    mutating func read(bits count: Int) -> UInt64? {
+        guard position + count <= bytes.count * 8 else { return nil }
+        var value: UInt64 = 0
+        var remaining = count
+        while remaining > 0 {
+            let byte = UInt64(bytes[position >> 3])
+            let offset = position & 7
+            let take = min(8 - offset, remaining)
+            let bits = (byte >> UInt64(8 - offset - take)) & ((1 << UInt64(take)) - 1)
+            value = value << UInt64(take) | bits
+            remaining -= take
+            position += take
+        }
+        return value
+    }
+
+    @inline(__always)
+    mutating func rice(k: Int) -> UInt64? {
+        var q: UInt64 = 0
+        while true {
+            guard position < bytes.count * 8 else { return nil }
+            let bit = (bytes[position >> 3] >> UInt8(7 - (position & 7))) & 1
+            position += 1
+            if bit == 0 { break }
+            q += 1
+        }
+        guard let low = read(bits: k) else { return nil }
+        return q << UInt64(k) | low
+    }
+}
+
 /// Reader matching ``ByteWriter``; every read returns `nil` past the end.
 struct ByteReader {
     let bytes: [UInt8]

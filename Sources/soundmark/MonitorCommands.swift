@@ -56,10 +56,15 @@ final class SourceChannel {
         case idle
     }
 
+    /// Guards every member below and wakes the waiting side.
     private let condition = NSCondition()
+    /// Queued messages, oldest first.
     private var messages: [SourceMessage] = []
+    /// How many of `messages` are chunks.
     private var queuedChunks = 0
+    /// Set by ``requestStop()``.
     private var stopped = false
+    /// Set by ``markReaderDone()``.
     private var readerDone = false
     /// Most chunks queued at once.
     let capacity: Int
@@ -212,7 +217,7 @@ func readSource(_ source: String, sampleRate: Int, stream: Int?, reconnectTimeou
     }
 }
 
-/// `hh:mm:ss.mmm` UTC as ISO 8601 with milliseconds and `Z`, e.g. `2024-05-01T12:00:03.250Z`.
+/// A Unix time as ISO 8601 UTC with milliseconds and `Z`, e.g. `2024-05-01T12:00:03.250Z`.
 func isoUTC(_ unixSeconds: Double) -> String {
     var whole = unixSeconds.rounded(.down)
     var ms = Int(((unixSeconds - whole) * 1000).rounded())
@@ -238,6 +243,7 @@ final class MonitorWriter {
     let wallClock: Bool
     /// Unix time of recording time 0 (see ``offerOrigin(_:)``), once known.
     private(set) var origin: Double?
+    /// Set by the first line written: the origin no longer changes.
     private var originFixed = false
 
     /// Creates a writer for `format` (one of ``monitorFormats``).
@@ -291,20 +297,27 @@ final class MonitorWriter {
         emit(.object([("event", .string("stream." + name)), ("time", .seconds(time))] + wallMember(time) + extra))
     }
 
+    /// The `wall_time` member for recording time `time`, when `--clock wall` is on.
     private func wallMember(_ time: Double) -> [(String, JSONOutput)] {
         guard wallClock else { return [] }
         return [("wall_time", .string(isoUTC((origin ?? unixNow()) + time)))]
     }
 
+    /// Writes a setlist line: the clock (recording or wall) of `time`, two spaces, `text`.
     private func line(_ time: Double, _ text: String) {
         let clock = wallClock ? isoUTC((origin ?? unixNow()) + time) : formatClock(time)
         put("\(clock)  \(text)")
     }
 
+    /// Writes one JSON Lines record.
     private func emit(_ json: JSONOutput) { put(json.text) }
 
+    /// Writes one line and flushes stdout; fixes the origin.
     private func put(_ text: String) {
-        originFixed = true
+        if !originFixed {
+            originFixed = true
+            if origin == nil { origin = unixNow() }
+        }
         fputs(text + "\n", stdout)
         fflush(stdout)
     }
@@ -381,8 +394,10 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let scanner = Scanner(index: index)
     scanner.onEvent = { writer.write($0) }
     var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
-    var generator = SignatureGenerator(configuration: configuration, role: .reference)
+    var generator = SignatureGenerator(configuration: configuration, role: .reference)  // one per connection
+    /// Frames added to the current connection's landmarks: its first sample's recording frame.
     var shift: Int32 = 0
+    /// Moves a landmark of the current connection to recording time and scans it.
     func feed(_ l: Landmark) {
         var moved = l
         moved.anchorFrame += shift
@@ -410,18 +425,20 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     reader.start()
 
     var status = Exit.ok
-    var outage: (since: Double, at: Int64)?
-    var opened = false
+    var outage: (since: Double, at: Int64)?  // while a network source is down: since when, at which recording sample
+    var opened = false                       // whether the source opened at all
     // When did the audio at recording time 0 arrive? Not when the open returned: FFmpeg's
     // probing reads ahead (about 1.3 s of a real-time pipe) first. A chunk that ends at
     // recording time e and arrives at wall time w says "origin ≤ w − e" (audio cannot arrive
     // before it is played), so for a source delivering in real time the smallest w − e over the
     // chunks before the first event is written is a close estimate; it is never taken earlier
     // than the start of the opening, which is what a faster-than-real-time source (a file) gets.
-    var firstOpening: Double?
+    var firstOpening: Double?  // when the first connection's opening started, until it drops
     // After a reconnect the recording position of the new connection must be fixed before its
     // first chunk is fed, so its first chunk alone gives the estimate.
     var awaiting: (start: Double, attempt: Int, down: Double)?
+    /// Places a reconnected source on the recording timeline (at its first chunk, or when it
+    /// ends before one) and writes its `stream.gap` and `stream.reconnected` events.
     func connectionStarted(firstChunkAt arrival: Double?, seconds: Double) {
         guard let (start, attempt, down) = awaiting else { return }
         awaiting = nil
@@ -459,7 +476,6 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                 if let beat = position.heartbeat(at: position.base + generator.sampleCount) { scanner.consume(beat) }
             case .dropped(let wall):
                 connectionStarted(firstChunkAt: nil, seconds: 0)
-    if let start = firstOpening { writer.offerOrigin(start) }
                 if let start = firstOpening { writer.offerOrigin(start) }
                 firstOpening = nil
                 generator.finish { feed($0) }
@@ -508,7 +524,7 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     full 6 s window + 1.5 s hop for a weak match, plus ~0.9 s until landmarks are decided and up to 1 s of
     decoder chunk; measured on samples/recording.mp3 played in real time: 3.0–4.2 s after the segment's
     start. ended: ScanOptions.closeAfterSeconds (4 s) after the last matching landmark, plus the same hop,
-    landmark and chunk delays; measured 7–8.5 s after the segment's end (whose last hits trail its
+    landmark and chunk delays; measured 6–8.5 s after the segment's end (whose last hits trail its
     audible end in a crossfade), at once when the stream ends. Heartbeats keep this clock running through
     silence and outages.
     SIGINT/SIGTERM: stop reading, end the open segments, write stream.ended, exit 0. Exit code 0 when the
