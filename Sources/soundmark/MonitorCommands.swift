@@ -343,18 +343,18 @@ struct MonitorClock {
         (samples + Int64(hop) - 1) / Int64(hop) * Int64(hop)
     }
 
-    /// The heartbeat landmark for recording sample `position`, when it moves the clock on.
+    /// The frame the scanner's clock may move to (``Scanner/advance(toFrame:)``) for recording
+    /// sample `position`, when it moves the clock on.
     ///
-    /// The scanner only closes its hop blocks (and so decides `ended`) when a landmark beyond
-    /// them arrives; in silence, or while a network source is down, none does. A heartbeat is
-    /// a landmark that hashes to nothing (a frequency ratio outside the target zone and a
-    /// negative frame difference), so it votes for nothing and only advances the scanner's
-    /// clock. It lags `position` by ``heartbeatLagSeconds``.
-    mutating func heartbeat(at position: Int64) -> Landmark? {
+    /// The scanner closes its hop blocks (and so decides `ended`) as landmarks arrive; in
+    /// silence, or while a network source is down, none does, so the clock is moved on by hand.
+    /// It lags `position` by ``heartbeatLagSeconds`` so that landmarks still being decided
+    /// (about 1 s behind the audio) are not older than the clock.
+    mutating func heartbeat(at position: Int64) -> Int? {
         let frame = (position - Int64(heartbeatLagSeconds * Double(sampleRate))) / Int64(hop)
         guard frame > Int64(lastHeartbeat), frame < Int64(Int32.max) else { return nil }
         lastHeartbeat = Int32(frame)
-        return Landmark(anchorFrame: Int32(frame), anchorBin: 1, targetBin: 1000, deltaFrames: -1000)
+        return Int(frame)
     }
 }
 
@@ -460,7 +460,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
             break loop
         case .idle:
             if let outage, let beat = position.heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) {
-                scanner.consume(beat)
+                scanner.advance(toFrame: beat)
             }
         case .message(let message):
             switch message {
@@ -473,7 +473,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                     writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
                 }
                 samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
-                if let beat = position.heartbeat(at: position.base + generator.sampleCount) { scanner.consume(beat) }
+                if let beat = position.heartbeat(at: position.base + generator.sampleCount) { scanner.advance(toFrame: beat) }
             case .dropped(let wall):
                 connectionStarted(firstChunkAt: nil, seconds: 0)
                 if let start = firstOpening { writer.offerOrigin(start) }

@@ -145,6 +145,13 @@ public final class Scanner {
         vote(p)
     }
 
+    /// Moves the scanner's clock to recording frame `frame` without a landmark — silence, or a
+    /// live source that is down — so that windows ending before it are decided and open
+    /// segments end on time. Landmarks consumed afterwards should not be older than `frame`.
+    public func advance(toFrame frame: Int) {
+        while frame >= nextBlockEnd { closeBlock() }
+    }
+
     /// Ends the recording and returns every segment in start order.
     public func finish() -> [Segment] {
         closeBlock()
@@ -380,6 +387,22 @@ public final class Scanner {
             let seg = segment(open[i])
             if !open[i].announced {
                 guard seg.confidence >= options.threshold else { continue }
+                // Only the strongest open line of a reference is announced: a repeat of the
+                // passage caught at a fade is dropped later and must not start an activity.
+                let ref = open[i].ref, hits = open[i].hits, first = open[i].firstHitFrame
+                if open.contains(where: { $0.ref == ref && $0.hits > hits }) { continue }
+                // A stronger line of a reference whose announced line still plays alongside it
+                // (the same passage repeated in the reference): the activity moves to it.
+                if let j = open.indices.first(where: { $0 != i && open[$0].ref == ref && open[$0].announced
+                                                        && open[$0].lastHitFrame >= first }) {
+                    open[i].announced = true
+                    open[i].id = open[j].id
+                    open[j].announced = false
+                    open[i].reported = (seg.referenceTime(at: seg.end), seg.timeScale)
+                    open[i].reportedAt = seg.end
+                    onEvent?(.refined(id: open[i].id, segment: seg))
+                    continue
+                }
                 open[i].announced = true
                 open[i].id = nextID
                 nextID += 1
