@@ -391,7 +391,9 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let configuration = index.configuration
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
-    let scanner = Scanner(index: index)
+    var scanOptions = ScanOptions()
+    scanOptions.keepsSegments = false
+    let scanner = Scanner(index: index, options: scanOptions)
     scanner.onEvent = { writer.write($0) }
     var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
     var generator = SignatureGenerator(configuration: configuration, role: .reference)  // one per connection

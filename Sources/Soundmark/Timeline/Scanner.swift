@@ -69,6 +69,10 @@ public struct ScanOptions: Sendable {
     /// ratio step is even, a choice a speed change does not alter); exact hits use them all.
     public var voteSubsample: Int = 2
 
+    /// Keep every decided segment for ``Scanner/finish()``. Default `true`; a live monitor that
+    /// only needs ``ScanEvent``s sets `false`, so memory does not grow with the stream's length.
+    public var keepsSegments: Bool = true
+
     /// The defaults.
     public init() {}
 }
@@ -426,7 +430,7 @@ public final class Scanner {
     private func close(_ s: OpenSegment) {
         let segment = segment(s)
         if s.announced { onEvent?(.ended(id: s.id, segment: segment)) }
-        guard segment.confidence >= options.threshold else { return }
+        guard segment.confidence >= options.threshold, options.keepsSegments else { return }
         finished.append(segment)
     }
 
