@@ -13,6 +13,8 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
     case catalogWriteFailed(path: String, reason: String)
     /// No reference with this id in the catalog.
     case unknownReference(path: String, id: String)
+    /// The id already names a reference with other audio (made from `source`).
+    case idInUse(path: String, id: String, source: String?)
     /// The audio gave no landmarks (silence, or shorter than a second).
     case noLandmarks(path: String)
 
@@ -23,6 +25,8 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
         case .catalogMismatch(let path, let why): return "\(path): \(why)"
         case .catalogWriteFailed(let path, let why): return "\(path): cannot write catalog: \(why)"
         case .unknownReference(let path, let id): return "\(path): no reference with id '\(id)'"
+        case .idInUse(let path, let id, let source):
+            return "\(path): id '\(id)' already names other audio\(source.map { " (\($0))" } ?? ""); pass --id to choose another id or to replace it"
         case .noLandmarks(let path): return "\(path): no audio content to fingerprint (silent or too short)"
         }
     }

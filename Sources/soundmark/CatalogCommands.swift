@@ -61,6 +61,9 @@ func expandInputs(_ paths: [String]) -> [(path: String, idStem: String)] {
 }
 
 func readAnnotations(_ path: String, encoding: String?) throws -> [Annotation] {
+    guard FileManager.default.fileExists(atPath: path) else {
+        throw UsageError(message: "\(path): no such annotation file")
+    }
     let enc: String.Encoding?
     switch encoding?.lowercased() {
     case nil: enc = nil
@@ -133,7 +136,8 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                                  artist: args.value("artist") ?? tags["artist"] ?? tags["album_artist"],
                                  properties: properties)
             let outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
-                                                            source: input.path == "-" ? nil : input.path)
+                                                            source: input.path == "-" ? nil : input.path,
+                                                            replacingOtherAudio: args.value("id") != nil)
             progress.finish()
             let what: String
             switch outcome {
@@ -152,7 +156,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     }
     progress.finish()
     if failures > 0 {
-        printError("\(failures) of \(inputs.count) file(s) failed")
+        if inputs.count > 1 { printError("\(failures) of \(inputs.count) file(s) failed") }
         return inputs.count == failures ? Exit.error : Exit.none
     }
     return Exit.ok
@@ -164,7 +168,7 @@ func required(_ args: ParsedArguments, _ name: String) throws -> String {
 }
 
 func runCatalogList(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let refs = try catalog.references()
     if args.value("format") == "json" {
         print(JSONOutput.object([("references", .array(refs.map(referenceJSON)))]).text)
@@ -189,7 +193,7 @@ func referenceJSON(_ r: ReferenceInfo) -> JSONOutput {
 }
 
 func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let id = args.positional[0]
     guard let r = try catalog.reference(id: id) else { throw SoundmarkError.unknownReference(path: catalog.path, id: id) }
     let annotations = try catalog.annotations(id: id)
@@ -233,6 +237,10 @@ func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
 func runCatalogAnnotate(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try Catalog(path: try required(args, "catalog"))
     let annotations = try readAnnotations(args.positional[1], encoding: args.value("encoding"))
+    if annotations.isEmpty {
+        printError("\(args.positional[1]): no annotations found; the stored ones are kept")
+        return Exit.error
+    }
     try catalog.setAnnotations(annotations, forReference: args.positional[0])
     FileHandle.standardError.write(Data("\(args.positional[0]): \(annotations.count) annotation(s) stored\n".utf8))
     return Exit.ok

@@ -2,7 +2,7 @@ import Foundation
 import Soundmark
 
 func loadMatcher(_ args: ParsedArguments) throws -> Matcher {
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     var options = MatchOptions()
     if let t = args.value("threshold") {
         guard let v = Double(t), v >= 0, v <= 1 else { throw UsageError(message: "--threshold takes a number in 0…1, got '\(t)'") }
@@ -19,6 +19,10 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     let (signature, _) = try SignatureGenerator.signature(ofMedia: source, configuration: matcher.index.configuration, role: .query,
                                                           streamIndex: try streamIndex(args)) { warn($0) }
     let matches = matcher.matchedItems(for: signature)
+    if signature.duration < 2 {
+        warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
+    }
+    if matcher.index.references.isEmpty { warn("the catalog holds no references") }
     if format == "json" {
         print(JSONOutput.object([("matches", .array(matches.map(\.json)))]).text)
     } else if matches.isEmpty {
@@ -49,6 +53,18 @@ let matchCommands: [CommandSpec] = [
                 positional: 1...1, run: runIdentify),
 ]
 
+/// Cue text without markup tags (`<i>…</i>`, `<font …>`) and on one line, for formats that have no markup.
+func plainText(_ text: String) -> String {
+    var out = ""
+    var inTag = false
+    for c in text {
+        if c == "<" { inTag = true; continue }
+        if c == ">" && inTag { inTag = false; continue }
+        if !inTag { out.append(c == "\n" ? " " : c) }
+    }
+    return out
+}
+
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "cue", "audacity"]
 
 /// Decodes and scans a recording; returns the segments and the recording's length in seconds.
@@ -72,7 +88,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
         throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
     }
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let source = args.positional[0]
     let (segments, duration) = try scanRecording(source, index: index, stream: try streamIndex(args))
@@ -100,7 +116,8 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     }
     let cues = useAnnotations ? mapped.map(\.cue) : segmentCues
     if args.has("verbose") {
-        warn(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
+        FileHandle.standardError.write(Data(String(format: "soundmark: %@: %.1f s, %d segment(s), %d mapped annotation(s)\n",
+                                                   source, duration, segments.count, mapped.count).utf8))
     }
 
     switch format {
@@ -116,15 +133,15 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         let rows = segments.map { s in
             [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
              String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
-             String(format: "%.4f", s.confidence), String(format: "%.4f", s.frequencySkew)]
+             String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0)]
         }
         print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
     case "srt": print(CueWriter.srt(cues), terminator: "")
     case "vtt": print(CueWriter.webVTT(cues), terminator: "")
-    case "audacity": print(CueWriter.audacityLabels(cues), terminator: "")
+    case "audacity": print(CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) }), terminator: "")
     case "cue":
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
-        let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: $0.text, performer: nil) }
+        let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: plainText($0.text), performer: nil) }
             : segments.map { CueSheetTrack(start: $0.start, title: $0.item.title ?? $0.item.id, performer: $0.item.artist) }
         print(CueWriter.cueSheet(file: file, tracks: tracks), terminator: "")
     default:

@@ -386,7 +386,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         reconnectTimeout = nil
     }
     let stream = try streamIndex(args)
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let configuration = index.configuration
 

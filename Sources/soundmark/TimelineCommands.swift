@@ -50,7 +50,12 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
     let verbose = args.has("verbose")
     let text = try readTextInput(args.positional[0])
     let parsed = TimelinePayload.parseLines(text)
-    for w in parsed.warnings { warn(w) }
+    let name = args.positional[0] == "-" ? "<stdin>" : args.positional[0]
+    if parsed.payloads.isEmpty && !parsed.warnings.isEmpty {
+        printError("\(name): no JSON object on any line (\(parsed.warnings.count) unreadable line(s)); is it JSON Lines?")
+        return Exit.error
+    }
+    for w in parsed.warnings { warn("\(name): \(w)") }
 
     var timeline = ActivityTimeline()
     var skipped = 0

@@ -49,6 +49,19 @@ func main() -> Int32 {
     }
     let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
     guard let spec = match else {
+        // A command group ("catalog", "timeline") without a known subcommand: list the group.
+        let group = commands.filter { $0.words.count > 1 && $0.words[0] == args[0] }
+        if !group.isEmpty {
+            let wantsHelp = args.count == 1 || args[1] == "--help" || args[1] == "-h"
+            if !wantsHelp { printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')") }
+            var lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"]
+            for c in group {
+                lines.append(("  " + c.words.joined(separator: " ")).padding(toLength: 24, withPad: " ", startingAt: 0) + c.summary)
+            }
+            lines.append("\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options.")
+            if wantsHelp { print(lines.joined(separator: "\n")) }
+            return wantsHelp && args.count > 1 ? Exit.ok : Exit.error
+        }
         printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark --help')")
         return Exit.error
     }

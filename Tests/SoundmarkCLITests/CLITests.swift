@@ -318,4 +318,46 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(lines.count, segments.count + 1)
         XCTAssertEqual(lines.dropFirst().map { String($0.split(separator: ",")[2]) }, ids)
     }
+
+    // MARK: - Findings of a new user's session
+
+    func testSameFileNameWithOtherAudioIsRefusedNotReplaced() throws {
+        let dir = Self.workDirectory.appendingPathComponent("albums-\(UUID().uuidString)")
+        for album in ["a1", "a2"] { try FileManager.default.createDirectory(at: dir.appendingPathComponent(album), withIntermediateDirectories: true) }
+        let refs = Self.samples.appendingPathComponent("references")
+        try FileManager.default.copyItem(at: refs.appendingPathComponent("wesnoth-knolls.ogg"), to: dir.appendingPathComponent("a1/01.ogg"))
+        try FileManager.default.copyItem(at: refs.appendingPathComponent("wesnoth-battle.ogg"), to: dir.appendingPathComponent("a2/01.ogg"))
+        let db = dir.appendingPathComponent("c.db").path
+        let r = try soundmark("catalog", "add", "--catalog", db, dir.appendingPathComponent("a1/01.ogg").path, dir.appendingPathComponent("a2/01.ogg").path)
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("id '01' already names other audio"), r.stderr)
+        let list = try soundmark("catalog", "list", "--catalog", db)
+        XCTAssertTrue(list.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list.stdout)
+        // An explicit --id is the user's say-so: it replaces.
+        let forced = try soundmark("catalog", "add", "--catalog", db, "--id", "01", dir.appendingPathComponent("a2/01.ogg").path)
+        XCTAssertEqual(forced.status, 0, forced.stderr)
+        XCTAssertTrue(forced.stderr.contains("replaced"), forced.stderr)
+    }
+
+    func testAnnotatingFromAnEmptyFileKeepsTheStoredAnnotations() throws {
+        let dir = Self.workDirectory.appendingPathComponent("annot-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let db = dir.appendingPathComponent("c.db").path
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path).status, 0)
+        XCTAssertEqual(try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls", Self.samples.appendingPathComponent("wesnoth-knolls.srt").path).status, 0)
+        let empty = dir.appendingPathComponent("empty.srt").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        let r = try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls", empty)
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("no annotations found; the stored ones are kept"), r.stderr)
+        let show = try soundmark("catalog", "show", "--catalog", db, "wesnoth-knolls")
+        XCTAssertTrue(show.stdout.contains("annotations: 9"), show.stdout)
+    }
+
+    func testCommandGroupHelpListsSubcommands() throws {
+        let r = try soundmark("catalog", "--help")
+        XCTAssertEqual(r.status, 0)
+        for sub in ["add", "list", "show", "remove", "annotate"] { XCTAssertTrue(r.stdout.contains("catalog \(sub)"), r.stdout) }
+        XCTAssertEqual(try soundmark("catalog").status, 2)
+    }
 }

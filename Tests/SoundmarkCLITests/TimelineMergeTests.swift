@@ -117,14 +117,21 @@ final class TimelineMergeTests: XCTestCase {
         XCTAssertTrue(ignored[0].hasPrefix("soundmark: warning: line 3: ignored: late refinement"), String(ignored[0]))
     }
 
+    func testAFileWithNoJSONLineIsAnError() throws {
+        let path = try write("notes.txt", ["this is", "not JSON Lines"])
+        let result = try run(["timeline", "merge", path])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.err, "soundmark: \(path): no JSON object on any line (2 unreadable line(s)); is it JSON Lines?\n")
+    }
+
     func testMalformedLinesAreWarnedAndSkipped() throws {
         let path = try write("bad.jsonl", [refineSequence[0], "{not json", "[1,2]", #"{"activity_id":5}"#, refineSequence[1]])
         let result = try run(["timeline", "merge", path])
         XCTAssertEqual(result.status, 0, result.err)
         let warnings = result.err.split(separator: "\n")
         XCTAssertEqual(warnings.count, 3, result.err)
-        XCTAssertTrue(warnings.allSatisfy { $0.hasPrefix("soundmark: warning: line ") }, result.err)
-        XCTAssertTrue(warnings[0].hasPrefix("soundmark: warning: line 2:"), result.err)
+        XCTAssertTrue(warnings.allSatisfy { $0.hasPrefix("soundmark: warning: \(path): line ") }, result.err)
+        XCTAssertTrue(warnings[0].hasPrefix("soundmark: warning: \(path): line 2:"), result.err)
         let rows = try rows(result.out)
         XCTAssertEqual(rows.count, 1)
         XCTAssertEqual(rows[0]["marker"] as? Bool, true)

@@ -71,25 +71,33 @@ public final class Catalog {
     public let path: String
     /// The fingerprint configuration of every signature in it.
     public let configuration: Configuration
-    private let db: SQLiteDatabase
+    private var db: SQLiteDatabase!
 
     /// Opens a catalog, creating it when `create` is set and the file does not exist.
-    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when the file is missing, not a
-    ///   catalog or unreadable; ``SoundmarkError/catalogMismatch(path:reason:)`` when it was written
-    ///   with another configuration or format version.
-    public init(path: String, create: Bool = false, configuration: Configuration = Configuration()) throws {
+    /// - Parameters:
+    ///   - readOnly: open for reading only (matching, listing); a catalog in a folder this
+    ///     process cannot write to is then read without locking.
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when the file or its folder is
+    ///   missing, it is not a catalog or unreadable; ``SoundmarkError/catalogMismatch(path:reason:)``
+    ///   when it was written with another configuration or format version.
+    public init(path: String, create: Bool = false, readOnly: Bool = false, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.configuration = configuration
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if isDirectory.boolValue { throw SoundmarkError.catalogUnreadable(path: path, reason: "is a directory") }
-        if !exists && !create { throw SoundmarkError.catalogUnreadable(path: path, reason: "no such file") }
-        db = try SQLiteDatabase(path: path, create: create)
+        if !exists && (!create || readOnly) { throw SoundmarkError.catalogUnreadable(path: path, reason: "no such file") }
+        let folder = (path as NSString).deletingLastPathComponent
+        if !exists && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "no such directory '\(folder)'")
+        }
         do {
-            try db.execute("PRAGMA foreign_keys = ON")
+            db = try Catalog.open(path: path, create: create, readOnly: readOnly)
             let hasMeta = try count("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") > 0
             if !hasMeta {
-                if try count("SELECT count(*) FROM sqlite_master") > 0 || (exists && fileSize(path) > 0) {
+                // Tables without ours: another program's database. No tables at all: a new
+                // (or just created by a concurrent process) catalog.
+                if try count("SELECT count(*) FROM sqlite_master WHERE type = 'table'") > 0 || readOnly {
                     throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog")
                 }
                 try createSchema()
@@ -104,13 +112,28 @@ public final class Catalog {
         }
     }
 
+    /// Opens the SQLite file; a read-only open that cannot use the WAL index (a folder the
+    /// process may not write to) falls back to an immutable open.
+    private static func open(path: String, create: Bool, readOnly: Bool) throws -> SQLiteDatabase {
+        let db = try SQLiteDatabase(path: path, create: create, readOnly: readOnly)
+        try db.execute("PRAGMA foreign_keys = ON")
+        guard readOnly else { return db }
+        do {
+            try db.execute("SELECT count(*) FROM sqlite_master")
+            return db
+        } catch {
+            return try SQLiteDatabase(path: path, create: false, readOnly: true, immutable: true)
+        }
+    }
+
     private func count(_ sql: String) throws -> Int {
         let q = try db.prepare(sql)
         return try q.step() ? q.int(0) : 0
     }
 
     private func createSchema() throws {
-        try db.execute("PRAGMA journal_mode = WAL")
+        // A concurrent creator may hold the lock; WAL mode is then set already.
+        try? db.execute("PRAGMA journal_mode = WAL")
         try db.transaction {
             try db.execute("""
                 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -156,13 +179,16 @@ public final class Catalog {
     ///   - item: metadata; `item.id` is the key.
     ///   - annotations: when not `nil`, replace the reference's annotations.
     ///   - source: the file it came from, kept for `catalog show`.
+    ///   - replacingOtherAudio: when `false`, an id already holding other audio is refused with
+    ///     ``SoundmarkError/idInUse(path:id:source:)`` instead of replaced (default `true`).
     /// - Returns: what was done; re-adding the same audio never duplicates it.
     /// - Throws: ``SoundmarkError/catalogMismatch(path:reason:)`` for a signature of another
     ///   configuration, ``SoundmarkError/noLandmarks(path:)`` for silent audio,
     ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when SQLite fails.
     @discardableResult
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
-                                      annotations: [Annotation]? = nil, source: String? = nil) throws -> AddOutcome {
+                                      annotations: [Annotation]? = nil, source: String? = nil,
+                                      replacingOtherAudio: Bool = true) throws -> AddOutcome {
         guard signature.configuration == configuration else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
@@ -190,6 +216,9 @@ public final class Catalog {
                         changed = true
                     }
                     return changed ? .updated : .unchanged
+                }
+                if let existing, !replacingOtherAudio {
+                    throw SoundmarkError.idInUse(path: path, id: item.id, source: existing.source)
                 }
                 try db.prepare("""
                     INSERT OR REPLACE INTO reference(id, title, subtitle, artist, properties, source, sample_count,

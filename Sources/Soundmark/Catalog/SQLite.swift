@@ -6,13 +6,25 @@ final class SQLiteDatabase {
     let path: String
     private(set) var handle: OpaquePointer?
 
-    /// Opens (or with `create`, creates) the database file.
-    init(path: String, create: Bool, readOnly: Bool = false) throws {
+    /// Opens (or with `create`, creates) the database file; `readOnly` opens it for reading
+    /// only, and `immutable` also without locking or a WAL index (for a catalog in a folder the
+    /// process may not write to).
+    init(path: String, create: Bool, readOnly: Bool = false, immutable: Bool = false) throws {
         self.path = path
         var flags = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
-        if create { flags |= SQLITE_OPEN_CREATE }
-        flags |= SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        flags |= SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI
+        var escaped = ""
+        for c in path.unicodeScalars {
+            switch c {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(c)
+            }
+        }
+        let uri = "file:" + escaped + (immutable ? "?immutable=1" : readOnly ? "?mode=ro" : "")
+        let rc = sqlite3_open_v2(uri, &handle, flags, nil)
         if rc != SQLITE_OK {
             let why = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             sqlite3_close(handle)
