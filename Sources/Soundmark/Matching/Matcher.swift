@@ -165,8 +165,11 @@ public final class Matcher {
 
     /// Matches a query signature against the catalog.
     /// - Parameter landmarks: the query's landmarks (frames counted from the query's start).
-    /// - Returns: one candidate per matching reference with confidence ≥ `options.threshold`,
-    ///   best first (ties broken by reference id, so the order is stable).
+    /// - Returns: the matching references with confidence ≥ `options.threshold`, best first
+    ///   (ties broken by reference id, so the order is stable); a reference that contains the
+    ///   query's passage twice (a loop, a repeated chorus) appears once more with the second
+    ///   offset when that alignment reaches 40 % of the first's count (a repeat that falls
+    ///   half a hop off the query's framing keeps only about half the landmarks).
     public func match(_ query: [Landmark]) -> [MatchCandidate] {
         guard !query.isEmpty else { return [] }
         let landmarks = query.compactMap { hasher.prepare($0) }
@@ -191,12 +194,41 @@ public final class Matcher {
             guard confidence >= options.threshold else { continue }
             results.append(MatchCandidate(referenceIndex: ref, offsetFrames: Double(refined.offset), speed: refined.speed,
                                           alignedCount: refined.count, queryCount: query.count, confidence: confidence))
+            // A reference that repeats the passage matches it again elsewhere: each repeat is a
+            // match of its own (which one the clip was taken from cannot be told apart).
+            if let again = repeatOffset(landmarks, reference: ref, speed: refined.speed, besides: refined.offset,
+                                        atLeast: max(refined.count * 4 / 10, 1)) {
+                let c = Matcher.confidence(aligned: again.count, background: background)
+                if c >= options.threshold {
+                    results.append(MatchCandidate(referenceIndex: ref, offsetFrames: Double(again.offset), speed: refined.speed,
+                                                  alignedCount: again.count, queryCount: query.count, confidence: c))
+                }
+            }
         }
         results.sort {
             if $0.alignedCount != $1.alignedCount { return $0.alignedCount > $1.alignedCount }
             return index.references[$0.referenceIndex].item.id < index.references[$1.referenceIndex].item.id
         }
         return results
+    }
+
+    /// The best offset of `reference` more than one second away from `offset` with at least
+    /// `atLeast` aligned landmarks (±1 frame), at the given speed; `nil` when there is none.
+    private func repeatOffset(_ landmarks: [LandmarkHasher.Prepared], reference: Int, speed: SpeedCandidate,
+                              besides offset: Int, atLeast: Int) -> (offset: Int, count: Int)? {
+        let runs = votes(landmarks, speed, only: reference)
+        let apart = Int((1 / index.configuration.hopDuration).rounded())
+        var best: (offset: Int, count: Int)?
+        for i in runs.indices where runs[i].count >= 2 {
+            var total = Int(runs[i].count)
+            if i > 0 && runs[i - 1].key == runs[i].key &- 1 { total += Int(runs[i - 1].count) }
+            if i + 1 < runs.count && runs[i + 1].key == runs[i].key &+ 1 { total += Int(runs[i + 1].count) }
+            let off = Int(runs[i].key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias
+            guard abs(off - offset) > apart, total >= atLeast else { continue }
+            if let b = best, b.count >= total { continue }
+            best = (off, total)
+        }
+        return best
     }
 
     /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate.

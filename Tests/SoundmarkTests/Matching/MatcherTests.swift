@@ -147,4 +147,16 @@ final class MatcherTests: XCTestCase {
         XCTAssertLessThan(Matcher.confidence(aligned: 15, background: 6), 0.25)
         XCTAssertGreaterThan(Matcher.confidence(aligned: 6 + 16, background: 6), 0.95)
     }
+
+    func testAPassageRepeatedInTheReferenceIsReturnedAtBothOffsets() throws {
+        // A reference that plays knolls 0–15 s, battle 0–10 s, then knolls 0–15 s again (a loop).
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls"), battle = try TestSupport.referenceSamples("wesnoth-battle")
+        let a = Array(knolls[0..<(15 * Self.rate)]), b = Array(battle[0..<(10 * Self.rate)])
+        let looped = TestSupport.signature(of: a + b + a, role: .reference)
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "looped"), looped)])
+        let clip = Array(knolls[(4 * Self.rate)..<(12 * Self.rate)])
+        let found = Matcher(index: index).matchedItems(for: TestSupport.signature(of: clip, role: .query))
+        XCTAssertEqual(found.map(\.item.id), ["looped", "looped"])
+        XCTAssertEqual(Set(found.map { ($0.matchOffset * 10).rounded() / 10 }), [4.0, 29.0])
+    }
 }
