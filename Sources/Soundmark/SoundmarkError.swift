@@ -18,6 +18,7 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
     /// The audio gave no landmarks (silence, or shorter than a second).
     case noLandmarks(path: String)
 
+    /// One line naming the file (where there is one) and the cause.
     public var errorDescription: String? {
         switch self {
         case .invalidSignature(let why): return "invalid signature: \(why)"

@@ -3,13 +3,19 @@ import Foundation
 /// A JSON value with ordered object keys, written compactly with controlled number formatting
 /// (RFC 8259). Used for every JSON output so keys come out in a documented order.
 public indirect enum JSONOutput: Equatable, Sendable {
+    /// A string, escaped as RFC 8259 requires.
     case string(String)
     /// A number written with at most `decimals` digits after the point (trailing zeros dropped).
     case number(Double, decimals: Int)
+    /// An integer.
     case integer(Int)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
+    /// An array, in order.
     case array([JSONOutput])
+    /// An object whose members are written in the given order.
     case object([(String, JSONOutput)])
 
     /// Seconds, written with millisecond precision.
@@ -18,6 +24,7 @@ public indirect enum JSONOutput: Equatable, Sendable {
     /// An optional string, or `null`.
     public static func optional(_ value: String?) -> JSONOutput { value.map { .string($0) } ?? .null }
 
+    /// Two values are equal when they write the same JSON text.
     public static func == (a: JSONOutput, b: JSONOutput) -> Bool { a.text == b.text }
 
     /// The compact JSON text.
