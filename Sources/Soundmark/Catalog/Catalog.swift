@@ -393,7 +393,3 @@ func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
     for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
     return h
 }
-
-private func fileSize(_ path: String) -> Int {
-    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
-}

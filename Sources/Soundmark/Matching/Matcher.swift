@@ -180,11 +180,6 @@ public final class Matcher {
                 best[ref] = (ci, b.offset, b.count)
             }
         }
-        if ProcessInfo.processInfo.environment["SOUNDMARK_DEBUG_COUNTS"] != nil {
-            let line = best.sorted { $0.value.count > $1.value.count }.prefix(20)
-                .map { "\(index.references[$0.key].item.id):\($0.value.count):\($0.value.offset)" }.joined(separator: " ")
-            FileHandle.standardError.write(Data("counts \(landmarks.count) \(line)\n".utf8))
-        }
         let ranked = best.values.map(\.count).sorted(by: >)
         let background = max(6, ranked.count > 5 ? ranked[5] : 0)
         var results: [MatchCandidate] = []
