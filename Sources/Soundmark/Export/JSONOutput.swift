@@ -68,7 +68,8 @@ public indirect enum JSONOutput: Equatable, Sendable {
         }
     }
 
-    private static func quote(_ s: String, into out: inout String) {
+    /// Appends `s` as a JSON string literal (RFC 8259 escapes; other control characters as `\u00XX`).
+    static func quote(_ s: String, into out: inout String) {
         out += "\""
         for u in s.unicodeScalars {
             switch u {
