@@ -90,8 +90,6 @@ public final class SignatureGenerator {
     private var collected: [Landmark] = []
     /// Samples appended so far.
     public private(set) var sampleCount: Int64 = 0
-    /// Peaks found so far (for density statistics).
-    public private(set) var peakCount = 0
 
     /// What a signature is for.
     public enum Role: Sendable {
@@ -119,19 +117,13 @@ public final class SignatureGenerator {
     public func append(_ samples: UnsafeBufferPointer<Float>, emit: (Landmark) -> Void) {
         sampleCount += Int64(samples.count)
         spectrogram.consume(samples) { frame, row in
-            picker.consume(frame: frame, row: row) { peak in
-                peakCount += 1
-                builder.consume(peak, emit: emit)
-            }
+            picker.consume(frame: frame, row: row) { builder.consume($0, emit: emit) }
         }
     }
 
     /// Ends the stream and emits the remaining landmarks.
     public func finish(emit: (Landmark) -> Void) {
-        picker.flush { peak in
-            peakCount += 1
-            builder.consume(peak, emit: emit)
-        }
+        picker.flush { builder.consume($0, emit: emit) }
         builder.flush(emit: emit)
     }
 

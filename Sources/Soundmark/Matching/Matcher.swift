@@ -147,16 +147,26 @@ public final class Matcher {
         return runs
     }
 
+    /// Aligned count of vote run `i`: its own count plus those of the runs one frame either side.
+    private func alignedTotal(_ runs: [(key: UInt64, count: Int32)], _ i: Int) -> Int {
+        let key = runs[i].key
+        var total = Int(runs[i].count)
+        if i > 0 && runs[i - 1].key == key &- 1 { total += Int(runs[i - 1].count) }
+        if i + 1 < runs.count && runs[i + 1].key == key &+ 1 { total += Int(runs[i + 1].count) }
+        return total
+    }
+
+    /// (reference index, offset in frames) of a vote key.
+    private func decode(_ key: UInt64) -> (reference: Int, offset: Int) {
+        (Int(key >> Matcher.offsetBits), Int(key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias)
+    }
+
     /// Best (offset, aligned count) per reference from sorted vote runs, summing ±1 frame.
     private func bestPerReference(_ runs: [(key: UInt64, count: Int32)]) -> [Int: (offset: Int, count: Int)] {
         var best: [Int: (offset: Int, count: Int)] = [:]
         for i in runs.indices where runs[i].count >= 2 {
-            let key = runs[i].key
-            var total = Int(runs[i].count)
-            if i > 0 && runs[i - 1].key == key &- 1 { total += Int(runs[i - 1].count) }
-            if i + 1 < runs.count && runs[i + 1].key == key &+ 1 { total += Int(runs[i + 1].count) }
-            let ref = Int(key >> Matcher.offsetBits)
-            let off = Int(key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias
+            let total = alignedTotal(runs, i)
+            let (ref, off) = decode(runs[i].key)
             if let b = best[ref], b.count >= total { continue }
             best[ref] = (off, total)
         }
@@ -215,10 +225,8 @@ public final class Matcher {
         let apart = Int((1 / index.configuration.hopDuration).rounded())
         var best: (offset: Int, count: Int)?
         for i in runs.indices where runs[i].count >= 2 {
-            var total = Int(runs[i].count)
-            if i > 0 && runs[i - 1].key == runs[i].key &- 1 { total += Int(runs[i - 1].count) }
-            if i + 1 < runs.count && runs[i + 1].key == runs[i].key &+ 1 { total += Int(runs[i + 1].count) }
-            let off = Int(runs[i].key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias
+            let total = alignedTotal(runs, i)
+            let off = decode(runs[i].key).offset
             guard abs(off - offset) > apart, total >= atLeast else { continue }
             if let b = best, b.count >= total { continue }
             best = (off, total)

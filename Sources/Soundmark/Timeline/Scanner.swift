@@ -107,7 +107,6 @@ public final class Scanner {
     private var table: VoteTable
     private var open: [OpenSegment] = []
     private var finished: [Segment] = []
-    private var lastFrame = 0
     private var nextID = 1
     /// Receives ``ScanEvent``s as soon as they are decided; events come in the order they
     /// were decided and an `ended` always follows its `started`.
@@ -143,7 +142,6 @@ public final class Scanner {
     /// Adds one landmark; see ``consume(_:)``.
     public func consume(_ l: Landmark) {
         while Int(l.anchorFrame) >= nextBlockEnd { closeBlock() }
-        lastFrame = max(lastFrame, Int(l.anchorFrame))
         guard let p = hasher.prepare(l) else { return }
         window.append(p)
         vote(p)
