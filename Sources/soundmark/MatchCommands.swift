@@ -16,9 +16,10 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
     let source = args.positional[0]
-    let (signature, _) = try SignatureGenerator.signature(ofMedia: source, configuration: matcher.index.configuration, role: .query,
-                                                          streamIndex: try streamIndex(args)) { warn($0) }
-    let matches = matcher.matchedItems(for: signature)
+    let (signatures, _) = try SignatureGenerator.signatures(ofMedia: source, configuration: matcher.index.configuration, role: .query,
+                                                            framings: 4, streamIndex: try streamIndex(args)) { warn($0) }
+    let signature = signatures[0]
+    let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
     if signature.duration < 2 {
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }

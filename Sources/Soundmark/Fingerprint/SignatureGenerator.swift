@@ -140,6 +140,43 @@ public final class SignatureGenerator {
         return result
     }
 
+    /// Decodes a media file, URL or `-` (stdin) with FFmpeg once and returns `framings`
+    /// signatures of it: signature `k` (0-based) is made with the first
+    /// `k · hopLength / framings` samples dropped, so the frame grids of the signatures fall
+    /// `1 / framings` hop apart. Signature 0 is the plain one. Used to make a query's landmarks
+    /// independent of where the clip was cut (see ``Matcher/match(_:reframed:)``).
+    /// - Parameters:
+    ///   - source: a path, a URL or `-`.
+    ///   - role: reference or query analysis (default: reference).
+    ///   - framings: number of frame grids, at least 1 (default 1).
+    ///   - streamIndex: the audio stream to use, or `nil` for the best one.
+    ///   - warning: receives one-line warnings (skipped packets).
+    /// - Returns: the signatures (`sampleCount` of each counts the samples it analysed) and the
+    ///   media's tags (lowercased keys).
+    /// - Throws: ``MediaDecodingError`` when the source cannot be read.
+    public static func signatures(ofMedia source: String, configuration: Configuration = Configuration(),
+                                  role: Role = .reference, framings: Int = 1, streamIndex: Int? = nil,
+                                  warning: ((String) -> Void)? = nil) throws -> ([Signature], [String: String]) {
+        let decoder = try MediaDecoder(source: source, sampleRate: configuration.sampleRate,
+                                       streamIndex: streamIndex, warning: warning)
+        let count = max(1, framings)
+        let generators = (0..<count).map { _ in SignatureGenerator(configuration: configuration, role: role) }
+        let skips = (0..<count).map { $0 * configuration.hopLength / count }
+        var position = 0
+        while let chunk = try decoder.nextChunk() {
+            for (generator, skip) in zip(generators, skips) {
+                let from = max(0, skip - position)
+                if from == 0 {
+                    generator.append(chunk.samples)
+                } else if from < chunk.samples.count {
+                    generator.append(Array(chunk.samples[from...]))
+                }
+            }
+            position += chunk.samples.count
+        }
+        return (generators.map { $0.signature() }, decoder.tags)
+    }
+
     /// Decodes a media file, URL or `-` (stdin) with FFmpeg and returns its signature.
     /// - Parameters:
     ///   - source: a path, a URL or `-`.

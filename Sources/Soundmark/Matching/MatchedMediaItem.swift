@@ -26,10 +26,15 @@ public struct MatchedMediaItem: Equatable, Sendable {
 
 extension Matcher {
     /// Matches a query signature and attaches each reference's metadata.
+    /// - Parameters:
+    ///   - signature: the query.
+    ///   - reframed: optional signatures of the same audio with shifted framing, as returned
+    ///     after the first by ``SignatureGenerator/signatures(ofMedia:configuration:role:framings:streamIndex:warning:)``
+    ///     (see ``Matcher/match(_:reframed:)``). Default: none.
     /// - Returns: matched items, best first; empty when nothing reaches `options.threshold`.
-    public func matchedItems(for signature: Signature) -> [MatchedMediaItem] {
+    public func matchedItems(for signature: Signature, reframed: [Signature] = []) -> [MatchedMediaItem] {
         let hop = index.configuration.hopDuration
-        return match(signature.landmarks).map { m in
+        return match(signature.landmarks, reframed: reframed.map(\.landmarks)).map { m in
             let offset = m.offsetFrames * hop
             return MatchedMediaItem(item: index.references[m.referenceIndex].item, matchOffset: offset,
                                     predictedCurrentMatchOffset: offset + m.speed.timeScale * signature.duration,

@@ -272,6 +272,21 @@ final class FingerprintTests: XCTestCase {
                              signature(samples, chunk: 8000, role: .reference).landmarks.count)
     }
 
+    func testSignaturesOfMediaWithShiftedFramingsDropAQuarterHopEach() throws {
+        let path = TestSupport.referencePath("wesnoth-knolls")
+        let samples = try TestSupport.referenceSamples("wesnoth-knolls")
+        let (signatures, tags) = try SignatureGenerator.signatures(ofMedia: path, role: .query, framings: 4)
+        XCTAssertEqual(signatures.count, 4)
+        XCTAssertFalse(tags.isEmpty)
+        for (k, s) in signatures.enumerated() {
+            // 1024-sample frames every 128 samples: framing k starts k · 32 samples in.
+            let expected = signature(Array(samples.dropFirst(k * 32)), chunk: 4096, role: .query)
+            XCTAssertEqual(s.sampleCount, Int64(samples.count - k * 32))
+            XCTAssertTrue(s == expected, "framing \(k) differs from the samples with \(k * 32) dropped")
+        }
+        XCTAssertNotEqual(signatures[0].landmarks, signatures[2].landmarks)
+    }
+
     func testSilenceGivesNoLandmarks() {
         let s = signature([Float](repeating: 0, count: 80000), chunk: 8000, role: .query)
         XCTAssertEqual(s.landmarks, [])

@@ -148,15 +148,44 @@ final class MatcherTests: XCTestCase {
         XCTAssertGreaterThan(Matcher.confidence(aligned: 6 + 16, background: 6), 0.95)
     }
 
-    func testAPassageRepeatedInTheReferenceIsReturnedAtBothOffsets() throws {
-        // A reference that plays knolls 0–15 s, battle 0–10 s, then knolls 0–15 s again (a loop).
+    func testAPassageRepeatedInTheReferenceIsReturnedAtEveryOffset() throws {
+        // A reference that plays knolls 0–15 s, battle 0–10 s, knolls 0–15 s again, battle
+        // 10–20 s and knolls 0–15 s a third time (a loop).
         let knolls = try TestSupport.referenceSamples("wesnoth-knolls"), battle = try TestSupport.referenceSamples("wesnoth-battle")
         let a = Array(knolls[0..<(15 * Self.rate)]), b = Array(battle[0..<(10 * Self.rate)])
-        let looped = TestSupport.signature(of: a + b + a, role: .reference)
+        let c = Array(battle[(10 * Self.rate)..<(20 * Self.rate)])
+        let looped = TestSupport.signature(of: a + b + a + c + a, role: .reference)
         let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "looped"), looped)])
         let clip = Array(knolls[(4 * Self.rate)..<(12 * Self.rate)])
         let found = Matcher(index: index).matchedItems(for: TestSupport.signature(of: clip, role: .query))
-        XCTAssertEqual(found.map(\.item.id), ["looped", "looped"])
-        XCTAssertEqual(Set(found.map { ($0.matchOffset * 10).rounded() / 10 }), [4.0, 29.0])
+        XCTAssertEqual(found.map(\.item.id), ["looped", "looped", "looped"])
+        XCTAssertEqual(Set(found.map { ($0.matchOffset * 10).rounded() / 10 }), [4.0, 29.0, 54.0])
+    }
+
+    func testReframingRanksTheCopyTheClipWasCutFromFirst() throws {
+        // The passage (knolls 0–15 s) twice: first with faint noise, on the hop grid, then clean
+        // at 25 s, half a hop (64 samples) off the grid. The clip is the clean copy's 4–12 s, so
+        // its frames fall on the noisy copy's grid.
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls"), battle = try TestSupport.referenceSamples("wesnoth-battle")
+        let passage = Array(knolls[0..<(15 * Self.rate)])
+        var seed: UInt32 = 12345
+        let noisy = passage.map { x -> Float in
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            return x + (Float(seed >> 8) / Float(1 << 24) - 0.5) * 0.004
+        }
+        let gap = Array(battle[0..<(10 * Self.rate)])
+        let reference = TestSupport.signature(of: noisy + gap + passage, role: .reference)
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "looped"), reference)])
+        let clip = Array(passage[(4 * Self.rate)..<(12 * Self.rate)])
+        let matcher = Matcher(index: index)
+        let plain = matcher.matchedItems(for: TestSupport.signature(of: clip, role: .query))
+        // On the plain framing alone the noisy copy wins: that is what reframing is for.
+        XCTAssertEqual(try XCTUnwrap(plain.first).matchOffset, 4.0, accuracy: 0.02)
+        let reframed = (1..<4).map { TestSupport.signature(of: Array(clip.dropFirst($0 * 32)), role: .query) }
+        let found = matcher.matchedItems(for: TestSupport.signature(of: clip, role: .query), reframed: reframed)
+        XCTAssertEqual(found.count, 2)
+        XCTAssertEqual(found[0].matchOffset, 29.0, accuracy: 0.005)
+        XCTAssertEqual(found[1].matchOffset, 4.0, accuracy: 0.02)
+        XCTAssertGreaterThan(found[0].alignedCount, found[1].alignedCount)
     }
 }
