@@ -55,6 +55,8 @@ public final class MediaDecoder {
     private var scratch: [Float] = []
     private var finished = false
     private var packetsDecoded = 0
+    /// `networkTimeout` of init, seconds, for the stall warning (0 for UDP, which ends quietly).
+    private let networkTimeout: Double
     private var warningsEmitted = 0
     private static let maxWarnings = 25
 
@@ -75,11 +77,15 @@ public final class MediaDecoder {
     ///     never an attached picture); otherwise the index of the stream to decode.
     ///   - warning: receives one-line warnings (corrupt packet skipped, input ended
     ///     early, ...); may be `nil`.
+    ///   - networkTimeout: for other network inputs (http, https, tcp, rtmp, HLS, ...), seconds
+    ///     without any data after which a connect or read gives up (FFmpeg's `rw_timeout`), so a
+    ///     stalled server ends the input ("input ended early") instead of hanging. Default 15;
+    ///     ignored for files, pipes and UDP, and when the URL sets `rw_timeout` itself.
     /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
     ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
     ///   `streamIndex`), `.decoderUnavailable`.
     public init(source: String, sampleRate: Int, streamIndex: Int? = nil,
-                warning: ((String) -> Void)? = nil) throws {
+                warning: ((String) -> Void)? = nil, networkTimeout: Double = 15) throws {
         _ = MediaDecoder.configureLogging
         guard sampleRate >= 1000, sampleRate <= 768_000 else {
             throw MediaDecodingError.cannotOpen(path: source,
@@ -88,9 +94,12 @@ public final class MediaDecoder {
         self.source = source
         self.outputRate = Int32(sampleRate)
         self.chunkSize = sampleRate // 1 s per chunk
+        // UDP ends on its own 5 s timeout when the sender stops: that is its normal end.
+        self.networkTimeout = MediaDecoder.resolve(source).isUDP ? 0 : networkTimeout
         self.warningHandler = warning
 
-        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, warning: warning)
+        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, warning: warning,
+                                           networkTimeout: networkTimeout)
         self.isNetwork = opened.isNetwork
         self.formatContext = opened.format
         self.codecContext = opened.codec
@@ -188,6 +197,9 @@ public final class MediaDecoder {
             }
             if !quietEnd {
                 warn("input ended early at \(positionString()): \(MediaDecoder.errorString(readError))")
+            } else if readError == soundmark_averror(ETIMEDOUT) && networkTimeout > 0 {
+                // A live stream that closes ends quietly; a server that stalls is worth a word.
+                warn(String(format: "input ended early at %@: no data for %g s", positionString(), networkTimeout))
             }
         }
         // Flush the decoder (NULL packet), then the resampler.
@@ -433,13 +445,15 @@ extension MediaDecoder {
     }
 
     fileprivate static func open(source: String, requestedStream: Int?,
-                                 warning: ((String) -> Void)?) throws -> Opened {
+                                 warning: ((String) -> Void)?, networkTimeout: Double) throws -> Opened {
         let target = resolve(source)
         if let path = target.localPath { try precheck(path: path, source: source) }
 
         var options: OpaquePointer?
         if target.isUDP && !target.url.contains("timeout=") {
             av_dict_set(&options, "timeout", "5000000", 0) // microseconds
+        } else if target.isNetwork && !target.isUDP && !target.url.contains("rw_timeout=") && networkTimeout > 0 {
+            av_dict_set(&options, "rw_timeout", String(Int64(networkTimeout * 1_000_000)), 0) // microseconds
         }
         var format: UnsafeMutablePointer<AVFormatContext>?
         let openResult = avformat_open_input(&format, target.url, nil, &options)

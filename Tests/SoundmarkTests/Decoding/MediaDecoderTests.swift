@@ -436,6 +436,59 @@ final class MediaDecoderTests: XCTestCase {
         }
     }
 
+    func testStalledHTTPServerEndsTheInputAfterTheNetworkTimeout() throws {
+        // A server that sends the first half of an MP3 (Content-Length of the whole file) and
+        // then keeps the connection open without sending anything more.
+        let path = try generate("stall.mp3", sine(1000, rate: 44100, seconds: 4) + ["-c:a", "libmp3lame"])
+        let script = Self.directory.appendingPathComponent("stall.py")
+        try """
+        import socket, sys, time
+        data = open(sys.argv[1], "rb").read()
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        print(srv.getsockname()[1], flush=True)
+        conn, _ = srv.accept()
+        request = b""
+        while b"\\r\\n\\r\\n" not in request:
+            request += conn.recv(4096)
+        head = "HTTP/1.1 200 OK\\r\\nContent-Type: audio/mpeg\\r\\nContent-Length: %d\\r\\n\\r\\n" % len(data)
+        conn.sendall(head.encode() + data[:len(data) // 2])
+        time.sleep(60)
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", "-u", script.path, path]
+        let out = Pipe()
+        server.standardOutput = out
+        try server.run()
+        defer { server.terminate(); server.waitUntilExit() }
+        var portText = ""
+        while !portText.hasSuffix("\n") {
+            let byte = out.fileHandleForReading.readData(ofLength: 1)
+            guard !byte.isEmpty else { throw XCTSkip("the test server did not start") }
+            portText += String(decoding: byte, as: UTF8.self)
+        }
+        let url = "http://127.0.0.1:\(portText.trimmingCharacters(in: .whitespacesAndNewlines))/stall.mp3"
+
+        // Decode on another thread, so a hang fails the test instead of blocking it.
+        final class Outcome: @unchecked Sendable { var samples: [Float] = []; var warnings: [String] = []; var error: Error? }
+        let outcome = Outcome(), done = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                let decoder = try MediaDecoder(source: url, sampleRate: Self.rate, warning: { outcome.warnings.append($0) },
+                                               networkTimeout: 1)
+                while let chunk = try decoder.nextChunk() { outcome.samples += chunk.samples }
+            } catch { outcome.error = error }
+            done.signal()
+        }.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success, "the decoder still waits for a stalled server after 30 s")
+        XCTAssertNil(outcome.error)
+        // About the first half (2 s) of the tone, then a warning that the input ended early.
+        XCTAssertEqual(Double(outcome.samples.count) / Double(Self.rate), 2, accuracy: 0.3)
+        XCTAssertTrue(outcome.warnings.contains { $0.contains("ended early") }, "\(outcome.warnings)")
+    }
+
     func testCorruptMiddleIsSkipped() throws {
         let path = try generate("corrupt-src.mp3", sine(1000, rate: 44100, seconds: 4) + ["-c:a", "libmp3lame"])
         var data = try Data(contentsOf: URL(fileURLWithPath: path))
