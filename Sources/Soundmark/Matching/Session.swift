@@ -20,7 +20,8 @@ public enum SessionResult: Sendable {
 /// For a live stream call ``matchStreamingBuffer(_:)`` with consecutive mono samples at the
 /// catalog's rate: every `hopSeconds` (default 2 s) the last `windowSeconds` (default 10 s) of
 /// audio are matched; `matchOffset` is then the reference time at the window's first sample and
-/// `predictedCurrentMatchOffset` the reference time at the newest sample.
+/// `predictedCurrentMatchOffset` the reference time at the newest sample. The stream is analysed
+/// on four frame grids a quarter hop apart (``Matcher/match(_:reframed:)``).
 public final class Session {
     /// The matcher used.
     public let matcher: Matcher
@@ -29,8 +30,10 @@ public final class Session {
     private let continuation: AsyncStream<SessionResult>.Continuation
     private let windowSeconds: Double
     private let hopSeconds: Double
-    private var generator: SignatureGenerator
-    private var window: [Landmark] = []
+    /// One generator per frame grid, a quarter hop apart (see ``Matcher/match(_:reframed:)``).
+    private var generators: [SignatureGenerator]
+    private var skips: [Int]
+    private var windows: [[Landmark]]
     private var nextMatchSample: Int64
 
     /// Creates a session over a catalog snapshot.
@@ -42,18 +45,25 @@ public final class Session {
         (results, continuation) = AsyncStream.makeStream(of: SessionResult.self)
         self.windowSeconds = windowSeconds
         self.hopSeconds = hopSeconds
-        generator = SignatureGenerator(configuration: index.configuration, role: .query)
+        let framings = 4
+        generators = (0..<framings).map { _ in SignatureGenerator(configuration: index.configuration, role: .query) }
+        skips = (0..<framings).map { $0 * index.configuration.hopLength / framings }
+        windows = Array(repeating: [], count: framings)
         nextMatchSample = Int64(windowSeconds * Double(index.configuration.sampleRate))
     }
 
     /// Matches one query signature and publishes the result.
-    public func match(_ signature: Signature) {
-        guard signature.configuration == matcher.index.configuration else {
+    /// - Parameters:
+    ///   - signature: the query.
+    ///   - reframed: optionally, signatures of the same audio on shifted frame grids (see
+    ///     ``Matcher/match(_:reframed:)``). Default: none.
+    public func match(_ signature: Signature, reframed: [Signature] = []) {
+        guard ([signature] + reframed).allSatisfy({ $0.configuration == matcher.index.configuration }) else {
             continuation.yield(.error(.catalogMismatch(path: "session", reason: "signature made with another fingerprint configuration"),
                                       query: signature))
             return
         }
-        let items = matcher.matchedItems(for: signature)
+        let items = matcher.matchedItems(for: signature, reframed: reframed)
         continuation.yield(items.isEmpty ? .noMatch(query: signature) : .match(items, query: signature))
     }
 
@@ -61,18 +71,29 @@ public final class Session {
     public func matchStreamingBuffer(_ samples: [Float]) {
         let configuration = matcher.index.configuration
         let windowFrames = Int32(windowSeconds / configuration.hopDuration)
-        samples.withUnsafeBufferPointer { p in generator.append(p) { window.append($0) } }
-        while generator.sampleCount >= nextMatchSample {
+        let before = generators[0].sampleCount
+        samples.withUnsafeBufferPointer { p in
+            for k in generators.indices {
+                // Framing k never sees the stream's first skips[k] samples.
+                let from = max(0, skips[k] - Int(before))
+                guard from < p.count else { continue }
+                generators[k].append(UnsafeBufferPointer(rebasing: p[from...])) { windows[k].append($0) }
+            }
+        }
+        while generators[0].sampleCount >= nextMatchSample {
             let endFrame = Int32(nextMatchSample / Int64(configuration.hopLength))
             let startFrame = max(0, endFrame - windowFrames)
-            window.removeAll { $0.anchorFrame < startFrame }
-            let landmarks = window.filter { $0.anchorFrame < endFrame }.map { l -> Landmark in
-                var l = l
-                l.anchorFrame -= startFrame
-                return l
+            let signatures = windows.indices.map { k -> Signature in
+                windows[k].removeAll { $0.anchorFrame < startFrame }
+                let landmarks = windows[k].filter { $0.anchorFrame < endFrame }.map { l -> Landmark in
+                    var l = l
+                    l.anchorFrame -= startFrame
+                    return l
+                }
+                let count = Int64(endFrame - startFrame) * Int64(configuration.hopLength) - Int64(skips[k])
+                return Signature(configuration: configuration, landmarks: landmarks, sampleCount: count)
             }
-            let count = Int64(endFrame - startFrame) * Int64(configuration.hopLength)
-            match(Signature(configuration: configuration, landmarks: landmarks, sampleCount: count))
+            match(signatures[0], reframed: Array(signatures.dropFirst()))
             nextMatchSample += Int64(hopSeconds * Double(configuration.sampleRate))
         }
     }
