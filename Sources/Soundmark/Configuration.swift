@@ -67,6 +67,19 @@ public struct Configuration: Codable, Equatable, Sendable {
     public var hopDuration: Double { Double(hopLength) / Double(sampleRate) }
     /// Width of one FFT bin in Hz (`sampleRate / frameLength`).
     public var binWidth: Double { Double(sampleRate) / Double(frameLength) }
+    /// This configuration with the query-only parameters (``queryFanOut``,
+    /// ``queryPeakFrameRadius``, ``queryPeakBinRadius``) at their defaults: everything a
+    /// reference signature and a catalog's postings depend on. Catalogs compare this, so
+    /// tuning how queries are analysed never makes a catalog unreadable.
+    public var referenceAnalysis: Configuration {
+        var c = self
+        let d = Configuration()
+        c.queryFanOut = d.queryFanOut
+        c.queryPeakFrameRadius = d.queryPeakFrameRadius
+        c.queryPeakBinRadius = d.queryPeakBinRadius
+        return c
+    }
+
     /// The parameters a query signature is analysed with: the query fan-out and neighbourhood.
     public var forQuery: Configuration {
         var c = self

@@ -79,7 +79,8 @@ public final class Catalog {
     ///     process cannot write to is then read without locking.
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when the file or its folder is
     ///   missing, it is not a catalog or unreadable; ``SoundmarkError/catalogMismatch(path:reason:)``
-    ///   when it was written with another configuration or format version.
+    ///   when it was written with another configuration (``Configuration/referenceAnalysis``
+    ///   is compared: query-only parameters may differ) or format version.
     public init(path: String, create: Bool = false, readOnly: Bool = false, configuration: Configuration = Configuration()) throws {
         self.path = path
         self.configuration = configuration
@@ -167,7 +168,7 @@ public final class Catalog {
         guard let stored = try? JSONDecoder().decode(Configuration.self, from: Data(json.utf8)) else {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "unreadable configuration record")
         }
-        guard stored == configuration else {
+        guard stored.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "catalog was built with another fingerprint configuration (\(json)); rebuild it with this soundmark")
         }
     }
@@ -189,7 +190,7 @@ public final class Catalog {
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
                                       annotations: [Annotation]? = nil, source: String? = nil,
                                       replacingOtherAudio: Bool = true) throws -> AddOutcome {
-        guard signature.configuration == configuration else {
+        guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
         let postings = PostingCodec.postings(of: signature)

@@ -58,7 +58,8 @@ public final class Session {
     ///   - reframed: optionally, signatures of the same audio on shifted frame grids (see
     ///     ``Matcher/match(_:reframed:)``). Default: none.
     public func match(_ signature: Signature, reframed: [Signature] = []) {
-        guard ([signature] + reframed).allSatisfy({ $0.configuration == matcher.index.configuration }) else {
+        let expected = matcher.index.configuration.referenceAnalysis
+        guard ([signature] + reframed).allSatisfy({ $0.configuration.referenceAnalysis == expected }) else {
             continuation.yield(.error(.catalogMismatch(path: "session", reason: "signature made with another fingerprint configuration"),
                                       query: signature))
             return

@@ -177,6 +177,22 @@ final class CatalogTests: XCTestCase {
         XCTAssertEqual(try Catalog(path: path, configuration: custom).references(), [])
     }
 
+    func testQueryOnlyParametersDoNotMakeACatalogUnreadable() throws {
+        let path = try newCatalogPath()
+        var tuned = Configuration()
+        tuned.queryFanOut = 16
+        tuned.queryPeakFrameRadius = 5
+        tuned.queryPeakBinRadius = 8
+        do {
+            let catalog = try Catalog(path: path, create: true, configuration: tuned)
+            try catalog.addReferenceSignature(try TestSupport.referenceSignature("supertux-forest"), representing: forestItem)
+        }
+        // Built with other query parameters, read with the defaults (and the other way round).
+        XCTAssertEqual(try Catalog(path: path).references().map(\.item.id), ["forest"])
+        XCTAssertEqual(try Catalog(path: path, configuration: tuned).references().map(\.item.id), ["forest"])
+        XCTAssertEqual(try Catalog(path: path).loadIndex().configuration, Configuration())
+    }
+
     func testTextFileIsNotACatalog() throws {
         let path = try newCatalogPath()
         try Data("id,title\nforest,Forest Dance\n".utf8).write(to: URL(fileURLWithPath: path))
