@@ -59,8 +59,23 @@ struct BitReader {
         position = byteOffset * 8
     }
 
+    /// The 64 bits from the byte holding `position` on, most significant first, when 8 bytes
+    /// are left; the first `position & 7` of them are already consumed.
+    @inline(__always)
+    private func window() -> UInt64? {
+        let index = position >> 3
+        guard index + 8 <= bytes.count else { return nil }
+        return UInt64(bigEndian: UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+    }
+
     @inline(__always)
     mutating func read(bits count: Int) -> UInt64? {
+        // Fast path: the bits lie in one 64-bit window (at least 57 unread bits in it).
+        if count > 0 && count <= 57, let w = window() {
+            let value = (w << UInt64(position & 7)) >> UInt64(64 - count)
+            position += count
+            return value
+        }
         guard position + count <= bytes.count * 8 else { return nil }
         var value: UInt64 = 0
         var remaining = count
@@ -78,6 +93,16 @@ struct BitReader {
 
     @inline(__always)
     mutating func rice(k: Int) -> UInt64? {
+        // Fast path: unary quotient and terminating zero within one window, then `k` bits.
+        if let w = window() {
+            let bits = w << UInt64(position & 7), available = 64 - (position & 7)
+            let q = (~bits).leadingZeroBitCount
+            if q < available {
+                position += q + 1
+                guard let low = k == 0 ? 0 : read(bits: k) else { return nil }
+                return UInt64(q) << UInt64(k) | low
+            }
+        }
         var q: UInt64 = 0
         while true {
             guard position < bytes.count * 8 else { return nil }

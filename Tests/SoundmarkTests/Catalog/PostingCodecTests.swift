@@ -45,4 +45,36 @@ final class PostingCodecTests: XCTestCase {
         XCTAssertFalse(PostingCodec.decode(bytes, into: { _ in }))
         XCTAssertFalse(PostingCodec.decode([0xFF], into: { _ in }))
     }
+
+    func testBitReaderReadsWhatBitWriterWrote() {
+        // Random Rice codes (k 0…20, long unary runs too) and fixed-width fields (1…32 bits),
+        // so reads cross byte and 64-bit window boundaries and run up to the last byte.
+        var generator = SystemRandomNumberGenerator()
+        var fields: [(rice: Bool, value: UInt64, width: Int)] = []
+        var writer = BitWriter()
+        for _ in 0..<5000 {
+            if Bool.random(using: &generator) {
+                let k = Int.random(in: 0...20, using: &generator)
+                let value = UInt64.random(in: 0..<(UInt64(1) << UInt64(k + Int.random(in: 0...7, using: &generator))), using: &generator)
+                writer.rice(value, k: k)
+                fields.append((true, value, k))
+            } else {
+                let width = Int.random(in: 1...32, using: &generator)
+                let value = UInt64.random(in: 0..<(UInt64(1) << UInt64(width)), using: &generator)
+                writer.write(value, bits: width)
+                fields.append((false, value, width))
+            }
+        }
+        let bytes = writer.finish()
+        bytes.withUnsafeBufferPointer { b in
+            var reader = BitReader(b, byteOffset: 0)
+            for (i, f) in fields.enumerated() {
+                let got = f.rice ? reader.rice(k: f.width) : reader.read(bits: f.width)
+                XCTAssertEqual(got, f.value, "field \(i)")
+                if got != f.value { break }
+            }
+            // Past the end: nil, not a crash.
+            XCTAssertNil(reader.read(bits: 16))
+        }
+    }
 }
