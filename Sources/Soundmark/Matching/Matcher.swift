@@ -49,6 +49,9 @@ public struct MatchCandidate: Equatable, Sendable {
     public var queryCount: Int
     /// Calibrated score in 0…1 (see ``Matcher/confidence(aligned:background:)``).
     public var confidence: Double
+    /// Aligned landmarks summed over every framing the query was analysed with (equal to
+    /// `alignedCount` with one framing); matches are ranked by it (see ``Matcher/match(_:reframed:)``).
+    public var framingTotal: Int = 0
 }
 
 /// Options of the matcher.
@@ -157,6 +160,17 @@ public final class Matcher {
         return total
     }
 
+    /// Vote-weighted mean offset (frames) of vote run `i` and the runs one frame either side:
+    /// a sub-frame estimate of where the alignment lies (votes split between two neighbouring
+    /// frames when the true offset falls between them).
+    private func alignedCentre(_ runs: [(key: UInt64, count: Int32)], _ i: Int) -> Double {
+        let key = runs[i].key
+        var sum = Double(runs[i].count), moment = 0.0
+        if i > 0 && runs[i - 1].key == key &- 1 { sum += Double(runs[i - 1].count); moment -= Double(runs[i - 1].count) }
+        if i + 1 < runs.count && runs[i + 1].key == key &+ 1 { sum += Double(runs[i + 1].count); moment += Double(runs[i + 1].count) }
+        return Double(decode(key).offset) + moment / sum
+    }
+
     /// (reference index, offset in frames) of a vote key.
     private func decode(_ key: UInt64) -> (reference: Int, offset: Int) {
         (Int(key >> Matcher.offsetBits), Int(key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias)
@@ -189,10 +203,14 @@ public final class Matcher {
     ///
     /// Why `reframed` helps: landmarks depend on where frame boundaries fall. A query cut half a
     /// hop off the reference's frame grid keeps between half and 80 % of the aligned landmarks
-    /// it keeps on the reference's grid. Each match is re-counted with every framing and keeps
-    /// its best count, so among the copies of a repeated passage the one the clip was taken
-    /// from ranks first (the others differ by mixing or coding noise), and `offsetFrames` gets
-    /// a resolution of `1 / (n + 1)` frame.
+    /// it keeps on the reference's grid. Each match is re-counted on every framing near its
+    /// offset: `alignedCount` is the best framing's count, and matches are ranked by
+    /// `framingTotal`, the sum over framings, which averages out where the frame boundaries
+    /// happen to fall. Among the copies of a repeated passage the one the clip was taken from
+    /// then ranks first (the others differ by mixing or coding noise; bit-identical copies
+    /// tie and are ordered by offset). `offsetFrames` averages the vote-weighted centres of
+    /// every framing, so it has a fraction of a frame (over 100 random cuts of 8 s: mean error
+    /// 1.8 ms, max 8.4 ms, with 16 ms frames).
     /// (Letting every framing vote over the whole catalog was measured too: +5 points at
     /// −5 dB SNR for twice the time, so only the plain framing votes.)
     public func match(_ query: [Landmark], reframed: [[Landmark]] = []) -> [MatchCandidate] {
@@ -224,13 +242,13 @@ public final class Matcher {
                                alignedCount: $0.count, queryCount: query.count, confidence: 0)
             }
             for var m in found {
-                if framings.count > 1 { m = recount(m, framings: framings) }
+                m = recount(m, framings: framings)
                 m.confidence = Matcher.confidence(aligned: m.alignedCount, background: background)
                 if m.confidence >= options.threshold { results.append(m) }
             }
         }
         results.sort {
-            if $0.alignedCount != $1.alignedCount { return $0.alignedCount > $1.alignedCount }
+            if $0.framingTotal != $1.framingTotal { return $0.framingTotal > $1.framingTotal }
             if $0.referenceIndex != $1.referenceIndex {
                 return index.references[$0.referenceIndex].item.id < index.references[$1.referenceIndex].item.id
             }
@@ -240,25 +258,32 @@ public final class Matcher {
     }
 
     /// `candidate` (offset in framing 0's frames) re-counted with every framing (see
-    /// ``match(_:reframed:)``) at offsets within ±1 frame of its own; the framing with the most
-    /// aligned landmarks sets the count and the fractional offset.
+    /// ``match(_:reframed:)``) at offsets within ±1 frame of its own. `alignedCount` is the best
+    /// framing's count, `framingTotal` the sum of every framing's; the offset is the mean, weighted
+    /// by those counts, of each framing's vote-weighted centre over ±1 frame (in framing 0's frames).
     private func recount(_ candidate: MatchCandidate, framings: [[LandmarkHasher.Prepared]]) -> MatchCandidate {
         var best = candidate
+        best.alignedCount = 0
+        best.framingTotal = 0
+        var weightedOffset = 0.0
         let n = Double(framings.count)
         for (f, landmarks) in framings.enumerated() {
             let shift = Double(f) / n * candidate.speed.timeScale
             let expected = Int((candidate.offsetFrames + shift).rounded())
             let runs = votes(landmarks, candidate.speed, only: candidate.referenceIndex)
+            var framingBest = 0, centre = 0.0
             for i in runs.indices {
                 let off = decode(runs[i].key).offset
                 guard abs(off - expected) <= 1 else { continue }
                 let total = alignedTotal(runs, i)
-                if total > best.alignedCount {
-                    best.alignedCount = total
-                    best.offsetFrames = Double(off) - shift
-                }
+                if total > framingBest { framingBest = total; centre = alignedCentre(runs, i) - shift }
             }
+            best.alignedCount = max(best.alignedCount, framingBest)
+            best.framingTotal += framingBest
+            weightedOffset += Double(framingBest) * centre
         }
+        if best.framingTotal > 0 { best.offsetFrames = weightedOffset / Double(best.framingTotal) }
+        if best.alignedCount == 0 { best.alignedCount = candidate.alignedCount }
         return best
     }
 

@@ -188,4 +188,23 @@ final class MatcherTests: XCTestCase {
         XCTAssertEqual(found[1].matchOffset, 4.0, accuracy: 0.02)
         XCTAssertGreaterThan(found[0].alignedCount, found[1].alignedCount)
     }
+
+    func testOffsetIsExactToAFewMillisecondsWhereverTheClipIsCut() throws {
+        // Cuts between frame-grid points (a hop is 128 samples, a quarter hop 32): before the
+        // vote-weighted centre, cuts 17–31 samples past a quarter hop came out a hop (16 ms) early.
+        let matcher = Matcher(index: try index())
+        let samples = try TestSupport.referenceSamples("wesnoth-the-dangerous-symphony")
+        var errors: [Double] = []
+        for extra in [0, 5, 17, 25, 31, 44, 64, 89, 100, 120, 127] {
+            let start = 5 * Self.rate + 4444 + extra
+            let clip = Array(samples[start..<(start + 8 * Self.rate)])
+            let framings = (0..<4).map { TestSupport.signature(of: Array(clip.dropFirst($0 * 32)), role: .query) }
+            let found = matcher.matchedItems(for: framings[0], reframed: Array(framings.dropFirst()))
+            let first = try XCTUnwrap(found.first, "no match for a cut at sample \(start)")
+            XCTAssertEqual(first.item.id, "wesnoth-the-dangerous-symphony")
+            errors.append(abs(first.matchOffset - Double(start) / Double(Self.rate)))
+        }
+        XCTAssertLessThan(errors.max() ?? 1, 0.006, "offset errors (s): \(errors)")
+        XCTAssertLessThan(errors.reduce(0, +) / Double(errors.count), 0.003, "offset errors (s): \(errors)")
+    }
 }
