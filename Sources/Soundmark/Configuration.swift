@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every parameter of the fingerprint, with its unit and default, in one value.
 ///
 /// The analysis follows the landmark ("constellation") scheme of Wang, *An Industrial-Strength
@@ -13,7 +15,8 @@
 ///   pass, so the same audio gives the same peaks however it was chunked.
 ///
 /// A catalog stores the configuration it was built with together with ``formatVersion``;
-/// a catalog built with another configuration is refused.
+/// a catalog built with another ``referenceAnalysis`` is refused (the query-only parameters
+/// may differ).
 ///
 /// Decoding `{}` gives the defaults.
 public struct Configuration: Codable, Equatable, Sendable {
@@ -78,6 +81,20 @@ public struct Configuration: Codable, Equatable, Sendable {
         c.queryPeakFrameRadius = d.queryPeakFrameRadius
         c.queryPeakBinRadius = d.queryPeakBinRadius
         return c
+    }
+
+    /// The parameters whose values differ, as `name X (expected Y)` joined by commas, where X is
+    /// this configuration's value and Y `other`'s, in parameter-name order; empty when equal.
+    public func differences(from other: Configuration) -> String {
+        func fields(_ c: Configuration) -> [String: String] {
+            guard let data = try? JSONEncoder().encode(c),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+            return object.mapValues { "\($0)" }
+        }
+        let mine = fields(self), theirs = fields(other)
+        return mine.keys.sorted().compactMap { key in
+            mine[key] == theirs[key] ? nil : "\(key) \(mine[key] ?? "-") (expected \(theirs[key] ?? "-"))"
+        }.joined(separator: ", ")
     }
 
     /// The parameters a query signature is analysed with: the query fan-out and neighbourhood.

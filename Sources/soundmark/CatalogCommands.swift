@@ -175,7 +175,7 @@ func runCatalogList(_ args: ParsedArguments) throws -> Int32 {
         return Exit.ok
     }
     for r in refs {
-        let who = [r.item.title, r.item.artist].compactMap { $0 }.joined(separator: " – ")
+        let who = r.item.byline()
         print("\(r.item.id)\t\(formatClock(r.duration))\t\(who)")
     }
     let hours = refs.reduce(0) { $0 + $1.duration } / 3600
@@ -252,10 +252,10 @@ func formatClock(_ seconds: Double) -> String {
     return String(format: "%02d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
 }
 
-/// `hh:mm:ss.mmm`.
+/// `hh:mm:ss.mmm`, with a leading `-` for negative times (a clip that starts before the reference).
 func formatTimestamp(_ seconds: Double) -> String {
-    let ms = max(0, Int((seconds * 1000).rounded()))
-    return String(format: "%02d:%02d:%02d.%03d", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms % 1000)
+    let signed = Int((seconds * 1000).rounded()), ms = abs(signed)
+    return String(format: "%@%02d:%02d:%02d.%03d", signed < 0 ? "-" : "", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms % 1000)
 }
 
 let encodingOption = OptionSpec(name: "encoding", value: "NAME",

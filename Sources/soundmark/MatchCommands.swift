@@ -30,7 +30,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
         print("no match")
     } else {
         for (i, m) in matches.enumerated() {
-            let who = [m.item.title, m.item.artist].compactMap { $0 }.joined(separator: " – ")
+            let who = m.item.byline()
             print(String(format: "%d. %@ (%@) at %@, skew %+.1f %%, confidence %.2f", i + 1, who, m.item.id,
                          formatTimestamp(m.matchOffset), m.frequencySkew * 100, m.confidence))
         }
@@ -147,7 +147,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         print(CueWriter.cueSheet(file: file, tracks: tracks), terminator: "")
     default:
         for (i, s) in segments.enumerated() {
-            let who = [s.item.title, s.item.artist].compactMap { $0 }.joined(separator: " – ")
+            let who = s.item.byline()
             let skew = abs(s.frequencySkew) >= 0.005 ? String(format: "  [%+.1f %%]", s.frequencySkew * 100) : ""
             print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
                          formatClock(s.referenceStart), skew))

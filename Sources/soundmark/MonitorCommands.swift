@@ -270,7 +270,7 @@ final class MonitorWriter {
         }
         let position = s.referenceTime(at: time)
         if format == "setlist" {
-            let who = [s.item.title ?? s.item.id, s.item.artist].compactMap { $0 }.joined(separator: " – ")
+            let who = s.item.byline(titleFallback: s.item.id)
             line(time, "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(who) (\(s.item.id)) at ref \(formatReferenceClock(position))")
             return
         }

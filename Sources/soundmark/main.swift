@@ -18,6 +18,15 @@ func warn(_ message: String) {
     FileHandle.standardError.write(Data("soundmark: warning: \(message)\n".utf8))
 }
 
+extension MediaItem {
+    /// "title – artist" for text output, on one line: control characters (newlines, tabs,
+    /// escapes) become spaces. `titleFallback` stands in for a missing title.
+    func byline(titleFallback: String? = nil) -> String {
+        let text = [title ?? titleFallback, artist].compactMap { $0 }.joined(separator: " – ")
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    }
+}
+
 func describe(_ error: Error) -> String {
     if let e = error as? LocalizedError, let d = e.errorDescription { return d }
     return "\(error)"

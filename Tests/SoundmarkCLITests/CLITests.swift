@@ -204,6 +204,26 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(text.stdout, "no match\n")
     }
 
+    func testIdentifyTextShowsNegativeOffsetsAndOneLineTitles() throws {
+        // A clip with 2 s of silence before the reference's start: matchOffset is −2 s. The
+        // reference's title holds a newline and a tab, which text output turns into spaces.
+        let knolls = Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path
+        let catalog = file("odd-title.db")
+        let added = try soundmark("catalog", "add", "--catalog", catalog, "--id", "knolls", "--title", "Knolls\nof\tDoldesh", knolls)
+        XCTAssertEqual(added.status, 0, added.stderr)
+        let clip = file("late-start.wav")
+        try ffmpeg(["-i", knolls, "-af", "adelay=2000:all=1", "-t", "10"], output: clip)
+        let json = try self.json(try soundmark("identify", "--catalog", catalog, "--format", "json", clip).stdout)
+        let first = try XCTUnwrap((json["matches"] as? [[String: Any]])?.first)
+        XCTAssertEqual(first["matchOffset"] as? Double ?? 0, -2.0, accuracy: 0.01)
+        let text = try soundmark("identify", "--catalog", catalog, clip)
+        XCTAssertEqual(text.status, 0, text.stderr)
+        let lines = text.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, text.stdout)
+        XCTAssertTrue(lines.first?.hasPrefix("1. Knolls of Doldesh – ") ?? false, text.stdout)
+        XCTAssertTrue(lines.first?.contains(" (knolls) at -00:00:02.0") ?? false, text.stdout)
+    }
+
     func testIdentifyBadInputsAreOneLineErrors() throws {
         let catalog = try catalog()
         let missing = file("does-not-exist.mp3")

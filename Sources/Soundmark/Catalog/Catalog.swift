@@ -169,7 +169,8 @@ public final class Catalog {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "unreadable configuration record")
         }
         guard stored.referenceAnalysis == configuration.referenceAnalysis else {
-            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog was built with another fingerprint configuration (\(json)); rebuild it with this soundmark")
+            let differences = stored.referenceAnalysis.differences(from: configuration.referenceAnalysis)
+            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog was built with another fingerprint configuration (\(differences)); rebuild it with this soundmark")
         }
     }
 

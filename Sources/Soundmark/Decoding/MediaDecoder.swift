@@ -55,6 +55,7 @@ public final class MediaDecoder {
     private var scratch: [Float] = []
     private var finished = false
     private var packetsDecoded = 0
+    private var lastWarning: String?
     /// `networkTimeout` of init, seconds, for the stall warning (0 for UDP, which ends quietly).
     private let networkTimeout: Double
     private var warningsEmitted = 0
@@ -349,13 +350,17 @@ public final class MediaDecoder {
         return String(format: "%.2f s", seconds)
     }
 
+    /// Passes `message`, prefixed with the input's name, to the warning handler; a message
+    /// equal to the previous one is not repeated, and after ``maxWarnings`` the rest are dropped.
     private func warn(_ message: String) {
-        guard let warningHandler else { return }
+        guard let warningHandler, message != lastWarning else { return }
+        lastWarning = message
         warningsEmitted += 1
+        let line = MediaDecodingError.display(source) + ": " + message
         if warningsEmitted < MediaDecoder.maxWarnings {
-            warningHandler(message)
+            warningHandler(line)
         } else if warningsEmitted == MediaDecoder.maxWarnings {
-            warningHandler(message + " (further warnings suppressed)")
+            warningHandler(line + " (further warnings suppressed)")
         }
     }
 
@@ -482,7 +487,7 @@ extension MediaDecoder {
                 reason: infoResult < 0 ? openReason(infoResult) : "not a media file or unsupported format")
         }
         if infoResult < 0 {
-            warning?("\(source == "-" ? "<stdin>" : source): could not read all stream parameters: \(errorString(infoResult))")
+            warning?("\(MediaDecodingError.display(source)): could not read all stream parameters: \(errorString(infoResult))")
         }
 
         let index = try chooseStream(fmt, requested: requestedStream, source: source)

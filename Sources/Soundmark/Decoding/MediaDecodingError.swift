@@ -35,7 +35,8 @@ public enum MediaDecodingError: Error, LocalizedError, Equatable {
         }
     }
 
-    private static func display(_ path: String) -> String {
+    /// `path` on one line, `<stdin>` for `-`: how errors and warnings name an input.
+    static func display(_ path: String) -> String {
         let oneLine = path.replacingOccurrences(of: "\n", with: " ")
         return oneLine == "-" ? "<stdin>" : oneLine
     }

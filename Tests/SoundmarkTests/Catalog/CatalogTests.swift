@@ -163,10 +163,12 @@ final class CatalogTests: XCTestCase {
             }
         }
         XCTAssertThrowsError(try Catalog(path: path)) { error in
-            guard case SoundmarkError.catalogMismatch(let p, _)? = error as? SoundmarkError else {
+            guard case SoundmarkError.catalogMismatch(let p, let reason)? = error as? SoundmarkError else {
                 return XCTFail("expected catalogMismatch, got \(error)")
             }
             XCTAssertEqual(p, path)
+            // The message names the parameter that differs, and only that one.
+            XCTAssertTrue(reason.contains("(fanOut 3 (expected 5))"), reason)
         }
         XCTAssertThrowsError(try Catalog(path: path, create: true)) { error in
             guard case SoundmarkError.catalogMismatch? = error as? SoundmarkError else {

@@ -486,7 +486,9 @@ final class MediaDecoderTests: XCTestCase {
         XCTAssertNil(outcome.error)
         // About the first half (2 s) of the tone, then a warning that the input ended early.
         XCTAssertEqual(Double(outcome.samples.count) / Double(Self.rate), 2, accuracy: 0.3)
-        XCTAssertTrue(outcome.warnings.contains { $0.contains("ended early") }, "\(outcome.warnings)")
+        XCTAssertTrue(outcome.warnings.contains { $0.contains("ended early") && $0.contains("no data for 1 s") }, "\(outcome.warnings)")
+        // Warnings name the input.
+        XCTAssertTrue(outcome.warnings.allSatisfy { $0.hasPrefix(url + ": ") }, "\(outcome.warnings)")
     }
 
     func testCorruptMiddleIsSkipped() throws {
