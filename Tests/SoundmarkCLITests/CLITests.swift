@@ -237,6 +237,12 @@ final class CLITests: XCTestCase {
         FileManager.default.createFile(atPath: empty, contents: Data())
         assertOneLineError(try soundmark("identify", "--catalog", catalog, empty), naming: "empty.mp3")
 
+        // A host that cannot exist (RFC 2606 reserves .invalid) and a closed port on loopback.
+        let unknownHost = try soundmark("identify", "--catalog", catalog, "http://host.invalid/clip.mp3")
+        assertOneLineError(unknownHost, naming: "http://host.invalid/clip.mp3")
+        XCTAssertTrue(unknownHost.stderr.contains("network error") || unknownHost.stderr.contains("timed out"), unknownHost.stderr)
+        assertOneLineError(try soundmark("identify", "--catalog", catalog, "http://127.0.0.1:9/clip.mp3"), naming: "127.0.0.1:9")
+
         // Missing catalog.
         assertOneLineError(try soundmark("identify", "--catalog", file("no-catalog.db"),
                                          Self.samples.appendingPathComponent("clip.mp3").path),

@@ -464,7 +464,10 @@ extension MediaDecoder {
         let openResult = avformat_open_input(&format, target.url, nil, &options)
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
-            throw MediaDecodingError.cannotOpen(path: source, reason: openReason(openResult))
+            // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
+            let reason = target.isNetwork && openResult == soundmark_averror(EIO)
+                ? "network error (host not found, unreachable or refused)" : openReason(openResult)
+            throw MediaDecodingError.cannotOpen(path: source, reason: reason)
         }
         var success = false
         var codec: UnsafeMutablePointer<AVCodecContext>?
