@@ -92,7 +92,8 @@ public enum PostingCodec {
 /// An in-memory inverted index: hash → postings of every reference, in compressed-sparse-row form.
 ///
 /// `entries[start[h] ..< start[h + 1]]` are the postings of hash `h`, each packed as
-/// `referenceIndex << 32 | frame`. Building is O(postings + hashCount); a lookup is O(1) plus the
+/// `referenceIndex << 32 | frame`, in ascending reference order (the counting sort is stable
+/// and references are added in index order), so one reference's run is found by binary search. Building is O(postings + hashCount); a lookup is O(1) plus the
 /// bucket's length.
 public struct PostingIndex: Sendable {
     /// Bucket boundaries, `hashCount + 1` values.

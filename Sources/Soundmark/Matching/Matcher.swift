@@ -119,13 +119,18 @@ public final class Matcher {
             index.postings.entries.withUnsafeBufferPointer { entries in
                 for l in landmarks {
                     guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    var lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                     if hi - lo > options.maxBucket { continue }
+                    if let reference {
+                        // A bucket is sorted by reference: keep the one reference's run.
+                        let end = hi
+                        lo = Matcher.firstIndex(entries, lo, end, atLeast: UInt64(reference) << 32)
+                        hi = Matcher.firstIndex(entries, lo, end, atLeast: UInt64(reference + 1) << 32)
+                    }
                     let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
                     for e in lo..<hi {
                         let entry = entries[e]
                         let ref = entry >> 32
-                        if let reference, ref != UInt64(reference) { continue }
                         let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
                         guard off >= 0 && off < offsetLimit else { continue }
                         keys.append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | UInt64(h))
@@ -149,6 +154,17 @@ public final class Matcher {
             i = j
         }
         return runs
+    }
+
+    /// First index in `lo ..< hi` of sorted `entries` whose value is at least `value` (`hi` when none).
+    @inline(__always)
+    private static func firstIndex(_ entries: UnsafeBufferPointer<UInt64>, _ lo: Int, _ hi: Int, atLeast value: UInt64) -> Int {
+        var lo = lo, hi = hi
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if entries[mid] < value { lo = mid + 1 } else { hi = mid }
+        }
+        return lo
     }
 
     /// Aligned count of vote run `i`: its own count plus those of the runs one frame either side.
