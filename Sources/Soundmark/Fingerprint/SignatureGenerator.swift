@@ -88,8 +88,12 @@ public final class SignatureGenerator {
     private let picker: PeakPicker
     private let builder: LandmarkBuilder
     private var collected: [Landmark] = []
-    /// Samples appended so far.
+    /// Samples analysed so far (appended samples minus the ``skippedSamples`` dropped at the start).
     public private(set) var sampleCount: Int64 = 0
+    /// Samples dropped at the start of the stream before any analysis (default 0): shifts the
+    /// frame grid by that many samples (see ``framings(_:configuration:role:)``).
+    public let skippedSamples: Int
+    private var stillToSkip: Int
 
     /// What a signature is for.
     public enum Role: Sendable {
@@ -103,10 +107,13 @@ public final class SignatureGenerator {
     /// The role the generator analyses for.
     public let role: Role
 
-    /// Creates a generator for `configuration` and `role` (default: reference).
-    public init(configuration: Configuration = Configuration(), role: Role = .reference) {
+    /// Creates a generator for `configuration` and `role` (default: reference) that drops the
+    /// first `skipping` samples of the stream (default 0).
+    public init(configuration: Configuration = Configuration(), role: Role = .reference, skipping: Int = 0) {
         self.configuration = configuration
         self.role = role
+        skippedSamples = max(0, skipping)
+        stillToSkip = skippedSamples
         let analysis = role == .query ? configuration.forQuery : configuration
         spectrogram = Spectrogram(configuration: analysis)
         picker = PeakPicker(configuration: analysis)
@@ -115,6 +122,12 @@ public final class SignatureGenerator {
 
     /// Appends mono samples at `configuration.sampleRate` and emits the landmarks they complete.
     public func append(_ samples: UnsafeBufferPointer<Float>, emit: (Landmark) -> Void) {
+        var samples = samples
+        if stillToSkip > 0 {
+            let dropped = min(stillToSkip, samples.count)
+            stillToSkip -= dropped
+            samples = UnsafeBufferPointer(rebasing: samples[dropped...])
+        }
         sampleCount += Int64(samples.count)
         spectrogram.consume(samples) { frame, row in
             picker.consume(frame: frame, row: row) { builder.consume($0, emit: emit) }
@@ -140,6 +153,16 @@ public final class SignatureGenerator {
         return result
     }
 
+    /// `count` generators (at least 1) whose frame grids fall `hopLength / count` samples apart:
+    /// generator `k` drops the first `k · hopLength / count` samples. Fed the same stream, they
+    /// give the query and its ``Matcher/match(_:reframed:)`` framings; generator 0 is the plain one.
+    public static func framings(_ count: Int, configuration: Configuration, role: Role) -> [SignatureGenerator] {
+        let count = max(1, count)
+        return (0..<count).map {
+            SignatureGenerator(configuration: configuration, role: role, skipping: $0 * configuration.hopLength / count)
+        }
+    }
+
     /// Decodes a media file, URL or `-` (stdin) with FFmpeg once and returns `framings`
     /// signatures of it: signature `k` (0-based) is made with the first
     /// `k · hopLength / framings` samples dropped, so the frame grids of the signatures fall
@@ -159,20 +182,9 @@ public final class SignatureGenerator {
                                   warning: ((String) -> Void)? = nil) throws -> ([Signature], [String: String]) {
         let decoder = try MediaDecoder(source: source, sampleRate: configuration.sampleRate,
                                        streamIndex: streamIndex, warning: warning)
-        let count = max(1, framings)
-        let generators = (0..<count).map { _ in SignatureGenerator(configuration: configuration, role: role) }
-        let skips = (0..<count).map { $0 * configuration.hopLength / count }
-        var position = 0
+        let generators = SignatureGenerator.framings(framings, configuration: configuration, role: role)
         while let chunk = try decoder.nextChunk() {
-            for (generator, skip) in zip(generators, skips) {
-                let from = max(0, skip - position)
-                if from == 0 {
-                    generator.append(chunk.samples)
-                } else if from < chunk.samples.count {
-                    generator.append(Array(chunk.samples[from...]))
-                }
-            }
-            position += chunk.samples.count
+            for generator in generators { generator.append(chunk.samples) }
         }
         return (generators.map { $0.signature() }, decoder.tags)
     }

@@ -138,8 +138,7 @@ public final class Matcher {
                 }
             }
         }
-        var scratch: [UInt64] = []
-        radixSort(&keys, scratch: &scratch)
+        radixSort(&keys)
         var runs: [(key: UInt64, count: Int32)] = []
         var i = 0
         while i < keys.count {
@@ -167,24 +166,28 @@ public final class Matcher {
         return lo
     }
 
+    /// Counts of the runs one frame before and after vote run `i` (0 where there is none).
+    @inline(__always)
+    private func neighbours(_ runs: [(key: UInt64, count: Int32)], _ i: Int) -> (before: Int, after: Int) {
+        let key = runs[i].key
+        let before = i > 0 && runs[i - 1].key == key &- 1 ? Int(runs[i - 1].count) : 0
+        let after = i + 1 < runs.count && runs[i + 1].key == key &+ 1 ? Int(runs[i + 1].count) : 0
+        return (before, after)
+    }
+
     /// Aligned count of vote run `i`: its own count plus those of the runs one frame either side.
     private func alignedTotal(_ runs: [(key: UInt64, count: Int32)], _ i: Int) -> Int {
-        let key = runs[i].key
-        var total = Int(runs[i].count)
-        if i > 0 && runs[i - 1].key == key &- 1 { total += Int(runs[i - 1].count) }
-        if i + 1 < runs.count && runs[i + 1].key == key &+ 1 { total += Int(runs[i + 1].count) }
-        return total
+        let n = neighbours(runs, i)
+        return n.before + Int(runs[i].count) + n.after
     }
 
     /// Vote-weighted mean offset (frames) of vote run `i` and the runs one frame either side:
     /// a sub-frame estimate of where the alignment lies (votes split between two neighbouring
     /// frames when the true offset falls between them).
     private func alignedCentre(_ runs: [(key: UInt64, count: Int32)], _ i: Int) -> Double {
-        let key = runs[i].key
-        var sum = Double(runs[i].count), moment = 0.0
-        if i > 0 && runs[i - 1].key == key &- 1 { sum += Double(runs[i - 1].count); moment -= Double(runs[i - 1].count) }
-        if i + 1 < runs.count && runs[i + 1].key == key &+ 1 { sum += Double(runs[i + 1].count); moment += Double(runs[i + 1].count) }
-        return Double(decode(key).offset) + moment / sum
+        let n = neighbours(runs, i)
+        let sum = Double(n.before + Int(runs[i].count) + n.after)
+        return Double(decode(runs[i].key).offset) + Double(n.after - n.before) / sum
     }
 
     /// (reference index, offset in frames) of a vote key.
@@ -245,20 +248,20 @@ public final class Matcher {
         var results: [MatchCandidate] = []
         for (ref, b) in best where Matcher.confidence(aligned: b.count, background: background) >= options.threshold * 0.2 {
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
+            // This reference's votes at the refined speed, once per framing: the repeat search
+            // and every copy's recount read them.
+            let framingRuns = framings.map { votes($0, refined.speed, only: ref) }
             // A reference that repeats the passage matches it again elsewhere: each repeat is a
             // match of its own, ranked by its own count.
             var offsets = [(offset: refined.offset, count: refined.count)]
             while offsets.count < Matcher.maxRepeats,
-                  let again = repeatOffset(landmarks, reference: ref, speed: refined.speed, besides: offsets.map(\.offset),
-                                           atLeast: max(refined.count * 4 / 10, 1)) {
+                  let again = repeatOffset(framingRuns[0], besides: offsets.map(\.offset), atLeast: max(refined.count * 4 / 10, 1)) {
                 offsets.append(again)
             }
-            let found = offsets.map {
-                MatchCandidate(referenceIndex: ref, offsetFrames: Double($0.offset), speed: refined.speed,
-                               alignedCount: $0.count, queryCount: query.count, confidence: 0)
-            }
-            for var m in found {
-                m = recount(m, framings: framings)
+            for o in offsets {
+                var m = recount(MatchCandidate(referenceIndex: ref, offsetFrames: Double(o.offset), speed: refined.speed,
+                                               alignedCount: o.count, queryCount: query.count, confidence: 0),
+                                framingRuns: framingRuns)
                 m.confidence = Matcher.confidence(aligned: m.alignedCount, background: background)
                 if m.confidence >= options.threshold { results.append(m) }
             }
@@ -277,16 +280,16 @@ public final class Matcher {
     /// ``match(_:reframed:)``) at offsets within ±1 frame of its own. `alignedCount` is the best
     /// framing's count, `framingTotal` the sum of every framing's; the offset is the mean, weighted
     /// by those counts, of each framing's vote-weighted centre over ±1 frame (in framing 0's frames).
-    private func recount(_ candidate: MatchCandidate, framings: [[LandmarkHasher.Prepared]]) -> MatchCandidate {
+    /// `framingRuns[f]` are the candidate reference's votes from framing `f` at the candidate's speed.
+    private func recount(_ candidate: MatchCandidate, framingRuns: [[(key: UInt64, count: Int32)]]) -> MatchCandidate {
         var best = candidate
         best.alignedCount = 0
         best.framingTotal = 0
         var weightedOffset = 0.0
-        let n = Double(framings.count)
-        for (f, landmarks) in framings.enumerated() {
+        let n = Double(framingRuns.count)
+        for (f, runs) in framingRuns.enumerated() {
             let shift = Double(f) / n * candidate.speed.timeScale
             let expected = Int((candidate.offsetFrames + shift).rounded())
-            let runs = votes(landmarks, candidate.speed, only: candidate.referenceIndex)
             var framingBest = 0, centre = 0.0
             for i in runs.indices {
                 let off = decode(runs[i].key).offset
@@ -306,12 +309,10 @@ public final class Matcher {
     /// Most offsets returned for one reference: the passage and up to 7 repeats of it.
     public static let maxRepeats = 8
 
-    /// The best offset of `reference` more than one second away from every offset in `besides`
-    /// with at least `atLeast` aligned landmarks (±1 frame), at the given speed; `nil` when
+    /// The best offset in one reference's vote `runs` more than one second away from every
+    /// offset in `besides` with at least `atLeast` aligned landmarks (±1 frame); `nil` when
     /// there is none.
-    private func repeatOffset(_ landmarks: [LandmarkHasher.Prepared], reference: Int, speed: SpeedCandidate,
-                              besides taken: [Int], atLeast: Int) -> (offset: Int, count: Int)? {
-        let runs = votes(landmarks, speed, only: reference)
+    private func repeatOffset(_ runs: [(key: UInt64, count: Int32)], besides taken: [Int], atLeast: Int) -> (offset: Int, count: Int)? {
         let apart = Int((1 / index.configuration.hopDuration).rounded())
         var best: (offset: Int, count: Int)?
         for i in runs.indices where runs[i].count >= 2 {

@@ -1,7 +1,7 @@
 /// Sorts `keys` ascending with a least-significant-digit radix sort (8-bit digits; a digit that
 /// is the same in every key is skipped). O(n) per digit: faster than a comparison sort for the
-/// hundreds of thousands of vote keys a query makes. `scratch` is reused between calls.
-func radixSort(_ keys: inout [UInt64], scratch: inout [UInt64]) {
+/// hundreds of thousands of vote keys a query makes.
+func radixSort(_ keys: inout [UInt64]) {
     let n = keys.count
     guard n > 64 else { keys.sort(); return }
     var counts = [Int](repeating: 0, count: 8 * 256)
@@ -16,7 +16,7 @@ func radixSort(_ keys: inout [UInt64], scratch: inout [UInt64]) {
             }
         }
     }
-    if scratch.count < n { scratch = [UInt64](repeating: 0, count: n) }
+    var scratch = [UInt64](repeating: 0, count: n)
     var sourceIsKeys = true
     for d in 0..<8 {
         let base = d * 256, shift = UInt64(8 * d)

@@ -31,8 +31,7 @@ public final class Session {
     private let windowSeconds: Double
     private let hopSeconds: Double
     /// One generator per frame grid, a quarter hop apart (see ``Matcher/match(_:reframed:)``).
-    private var generators: [SignatureGenerator]
-    private var skips: [Int]
+    private let generators: [SignatureGenerator]
     private var windows: [[Landmark]]
     private var nextMatchSample: Int64
 
@@ -45,10 +44,8 @@ public final class Session {
         (results, continuation) = AsyncStream.makeStream(of: SessionResult.self)
         self.windowSeconds = windowSeconds
         self.hopSeconds = hopSeconds
-        let framings = 4
-        generators = (0..<framings).map { _ in SignatureGenerator(configuration: index.configuration, role: .query) }
-        skips = (0..<framings).map { $0 * index.configuration.hopLength / framings }
-        windows = Array(repeating: [], count: framings)
+        generators = SignatureGenerator.framings(4, configuration: index.configuration, role: .query)
+        windows = Array(repeating: [], count: generators.count)
         nextMatchSample = Int64(windowSeconds * Double(index.configuration.sampleRate))
     }
 
@@ -72,14 +69,8 @@ public final class Session {
     public func matchStreamingBuffer(_ samples: [Float]) {
         let configuration = matcher.index.configuration
         let windowFrames = Int32(windowSeconds / configuration.hopDuration)
-        let before = generators[0].sampleCount
         samples.withUnsafeBufferPointer { p in
-            for k in generators.indices {
-                // Framing k never sees the stream's first skips[k] samples.
-                let from = max(0, skips[k] - Int(before))
-                guard from < p.count else { continue }
-                generators[k].append(UnsafeBufferPointer(rebasing: p[from...])) { windows[k].append($0) }
-            }
+            for k in generators.indices { generators[k].append(p) { windows[k].append($0) } }
         }
         while generators[0].sampleCount >= nextMatchSample {
             let endFrame = Int32(nextMatchSample / Int64(configuration.hopLength))
@@ -91,7 +82,7 @@ public final class Session {
                     l.anchorFrame -= startFrame
                     return l
                 }
-                let count = Int64(endFrame - startFrame) * Int64(configuration.hopLength) - Int64(skips[k])
+                let count = Int64(endFrame - startFrame) * Int64(configuration.hopLength) - Int64(generators[k].skippedSamples)
                 return Signature(configuration: configuration, landmarks: landmarks, sampleCount: count)
             }
             match(signatures[0], reframed: Array(signatures.dropFirst()))
