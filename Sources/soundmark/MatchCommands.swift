@@ -17,7 +17,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     let matcher = try loadMatcher(args)
     let source = args.positional[0]
     let (signatures, _) = try SignatureGenerator.signatures(ofMedia: source, configuration: matcher.index.configuration, role: .query,
-                                                            framings: 4, streamIndex: try streamIndex(args)) { warn($0) }
+                                                            framings: Matcher.framings, streamIndex: try streamIndex(args)) { warn($0) }
     let signature = signatures[0]
     let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
     if signature.duration < 2 {
@@ -112,13 +112,10 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     }
     mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
     let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
-    let segmentCues = segments.map { s in
-        Cue(start: s.start, end: s.end, text: [s.item.title ?? s.item.id, s.item.artist].compactMap { $0 }.joined(separator: " – "))
-    }
-    let cues = useAnnotations ? mapped.map(\.cue) : segmentCues
+    let cues = useAnnotations ? mapped.map(\.cue)
+        : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline(titleFallback: $0.item.id)) }
     if args.has("verbose") {
-        FileHandle.standardError.write(Data(String(format: "soundmark: %@: %.1f s, %d segment(s), %d mapped annotation(s)\n",
-                                                   source, duration, segments.count, mapped.count).utf8))
+        printError(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
     }
 
     switch format {

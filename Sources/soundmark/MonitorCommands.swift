@@ -332,6 +332,8 @@ struct MonitorClock {
     let hop: Int
     /// Recording sample of the current connection's sample 0 (a multiple of `hop`).
     var base: Int64 = 0
+    /// Recording frame of the current connection's frame 0.
+    var baseFrame: Int32 { Int32(base / Int64(hop)) }
     /// Last heartbeat frame fed to the scanner.
     var lastHeartbeat: Int32 = 0
 
@@ -397,12 +399,10 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     scanner.onEvent = { writer.write($0) }
     var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
     var generator = SignatureGenerator(configuration: configuration, role: .reference)  // one per connection
-    /// Frames added to the current connection's landmarks: its first sample's recording frame.
-    var shift: Int32 = 0
     /// Moves a landmark of the current connection to recording time and scans it.
     func feed(_ l: Landmark) {
         var moved = l
-        moved.anchorFrame += shift
+        moved.anchorFrame += position.baseFrame
         scanner.consume(moved)
     }
 
@@ -447,7 +447,6 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         let origin = max(start, (arrival ?? start) - seconds)
         let dropAt = outage?.at ?? position.base + generator.sampleCount
         position.base = position.roundedUp(dropAt + Int64(max(0, origin - down) * Double(sampleRate)))
-        shift = Int32(position.base / Int64(configuration.hopLength))
         generator = SignatureGenerator(configuration: configuration, role: .reference)
         outage = nil
         let gap = position.seconds(position.base - dropAt)

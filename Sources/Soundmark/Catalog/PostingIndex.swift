@@ -150,4 +150,20 @@ public struct PostingIndex: Sendable {
 
     /// Total number of postings.
     public var count: Int { entries.count }
+
+    /// Index range in `entries` of reference `reference`'s postings within `lo ..< hi` (a bucket
+    /// or part of one), found by binary search: a bucket is sorted by reference.
+    @inline(__always)
+    static func run(of reference: Int, in entries: UnsafeBufferPointer<UInt64>, _ lo: Int, _ hi: Int) -> Range<Int> {
+        func firstIndex(_ from: Int, atLeast value: UInt64) -> Int {
+            var lo = from, hi = hi
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if entries[mid] < value { lo = mid + 1 } else { hi = mid }
+            }
+            return lo
+        }
+        let first = firstIndex(lo, atLeast: UInt64(reference) << 32)
+        return first..<firstIndex(first, atLeast: UInt64(reference + 1) << 32)
+    }
 }

@@ -95,12 +95,12 @@ public final class MediaDecoder {
         self.source = source
         self.outputRate = Int32(sampleRate)
         self.chunkSize = sampleRate // 1 s per chunk
-        // UDP ends on its own 5 s timeout when the sender stops: that is its normal end.
-        self.networkTimeout = MediaDecoder.resolve(source).isUDP ? 0 : networkTimeout
         self.warningHandler = warning
 
         let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, warning: warning,
                                            networkTimeout: networkTimeout)
+        // UDP ends on its own 5 s timeout when the sender stops: that is its normal end.
+        self.networkTimeout = opened.isUDP ? 0 : networkTimeout
         self.isNetwork = opened.isNetwork
         self.formatContext = opened.format
         self.codecContext = opened.codec
@@ -383,6 +383,7 @@ extension MediaDecoder {
         var tags: [String: String]
         var description: String
         var isNetwork: Bool
+        var isUDP: Bool
     }
 
     /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
@@ -531,7 +532,7 @@ extension MediaDecoder {
 
         success = true
         return Opened(format: fmt, codec: codecContext, streamIndex: index, tags: tags,
-                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork)
+                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP)
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {

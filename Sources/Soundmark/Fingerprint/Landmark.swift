@@ -37,14 +37,10 @@ public final class LandmarkBuilder {
     private var peaks: [Peak] = []
     private var head = 0
     private let maxRatio: Float
-    /// Targets per anchor.
-    public let fanOut: Int
 
-    /// Creates a builder for `configuration`, pairing each anchor with `fanOut` targets
-    /// (default: `configuration.fanOut`).
-    public init(configuration: Configuration = Configuration(), fanOut: Int? = nil) {
+    /// Creates a builder for `configuration`, pairing each anchor with `configuration.fanOut` targets.
+    public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.fanOut = fanOut ?? configuration.fanOut
         maxRatio = Float(pow(2, configuration.targetZoneOctaves))
     }
 
@@ -76,7 +72,7 @@ public final class LandmarkBuilder {
         let anchor = peaks[index]
         let lo = anchor.frame + configuration.targetZoneMinFrames
         let hi = anchor.frame + configuration.targetZoneMaxFrames
-        let fanOut = self.fanOut
+        let fanOut = configuration.fanOut
         // The `fanOut` strongest peaks of the zone (ties: earlier first), kept sorted by power.
         var chosen: [Peak] = []
         chosen.reserveCapacity(fanOut + 1)

@@ -192,6 +192,8 @@ public final class SignatureGenerator {
     /// Decodes a media file, URL or `-` (stdin) with FFmpeg and returns its signature.
     /// - Parameters:
     ///   - source: a path, a URL or `-`.
+    ///   - configuration: the analysis parameters (default: the defaults).
+    ///   - role: reference or query analysis (default: reference).
     ///   - streamIndex: the audio stream to use, or `nil` for the best one.
     ///   - warning: receives one-line warnings (skipped packets).
     /// - Returns: the signature and the media's tags (lowercased keys).
@@ -199,12 +201,8 @@ public final class SignatureGenerator {
     public static func signature(ofMedia source: String, configuration: Configuration = Configuration(),
                                  role: Role = .reference, streamIndex: Int? = nil,
                                  warning: ((String) -> Void)? = nil) throws -> (Signature, [String: String]) {
-        let decoder = try MediaDecoder(source: source, sampleRate: configuration.sampleRate,
-                                       streamIndex: streamIndex, warning: warning)
-        let generator = SignatureGenerator(configuration: configuration, role: role)
-        while let chunk = try decoder.nextChunk() {
-            generator.append(chunk.samples)
-        }
-        return (generator.signature(), decoder.tags)
+        let (signatures, tags) = try self.signatures(ofMedia: source, configuration: configuration, role: role,
+                                                     streamIndex: streamIndex, warning: warning)
+        return (signatures[0], tags)
     }
 }

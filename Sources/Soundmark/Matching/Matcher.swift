@@ -119,16 +119,11 @@ public final class Matcher {
             index.postings.entries.withUnsafeBufferPointer { entries in
                 for l in landmarks {
                     guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    var lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                     if hi - lo > options.maxBucket { continue }
-                    if let reference {
-                        // A bucket is sorted by reference: keep the one reference's run.
-                        let end = hi
-                        lo = Matcher.firstIndex(entries, lo, end, atLeast: UInt64(reference) << 32)
-                        hi = Matcher.firstIndex(entries, lo, end, atLeast: UInt64(reference + 1) << 32)
-                    }
+                    let range = reference.map { PostingIndex.run(of: $0, in: entries, lo, hi) } ?? lo..<hi
                     let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
-                    for e in lo..<hi {
+                    for e in range {
                         let entry = entries[e]
                         let ref = entry >> 32
                         let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
@@ -153,17 +148,6 @@ public final class Matcher {
             i = j
         }
         return runs
-    }
-
-    /// First index in `lo ..< hi` of sorted `entries` whose value is at least `value` (`hi` when none).
-    @inline(__always)
-    private static func firstIndex(_ entries: UnsafeBufferPointer<UInt64>, _ lo: Int, _ hi: Int, atLeast value: UInt64) -> Int {
-        var lo = lo, hi = hi
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if entries[mid] < value { lo = mid + 1 } else { hi = mid }
-        }
-        return lo
     }
 
     /// Counts of the runs one frame before and after vote run `i` (0 where there is none).
@@ -305,6 +289,10 @@ public final class Matcher {
         if best.alignedCount == 0 { best.alignedCount = candidate.alignedCount }
         return best
     }
+
+    /// Frame grids a query is analysed on by `identify` and ``Session`` (the plain one and
+    /// `framings − 1` reframings, `hopLength / framings` samples apart; see ``match(_:reframed:)``): 4.
+    public static let framings = 4
 
     /// Most offsets returned for one reference: the passage and up to 7 repeats of it.
     public static let maxRepeats = 8

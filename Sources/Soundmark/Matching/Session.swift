@@ -44,7 +44,7 @@ public final class Session {
         (results, continuation) = AsyncStream.makeStream(of: SessionResult.self)
         self.windowSeconds = windowSeconds
         self.hopSeconds = hopSeconds
-        generators = SignatureGenerator.framings(4, configuration: index.configuration, role: .query)
+        generators = SignatureGenerator.framings(Matcher.framings, configuration: index.configuration, role: .query)
         windows = Array(repeating: [], count: generators.count)
         nextMatchSample = Int64(windowSeconds * Double(index.configuration.sampleRate))
     }

@@ -41,7 +41,9 @@ public enum ScanEvent: Equatable, Sendable {
 
 /// Options of ``Scanner``.
 public struct ScanOptions: Sendable {
-    /// Speed candidates (pitch and tempo together). Default ±9 % in 1 % steps.
+    /// Speed candidates (pitch and tempo together), in ascending order of speed and one step
+    /// apart (neighbouring indices are compared), at most 32 (vote keys hold the index in 5
+    /// bits). Default ±9 % in 1 % steps (19).
     public var candidates: [SpeedCandidate] = SpeedCandidate.grid()
     /// Length of the sliding matching window, seconds. Default 6.
     public var windowSeconds: Double = 6
@@ -112,8 +114,9 @@ public final class Scanner {
     /// were decided and an `ended` always follows its `started`.
     public var onEvent: ((ScanEvent) -> Void)?
 
-    /// Creates a scanner over `index`.
+    /// Creates a scanner over `index`. Traps when `options.candidates` holds more than 32 speeds.
     public init(index: CatalogIndex, options: ScanOptions = ScanOptions()) {
+        precondition(options.candidates.count <= 32, "ScanOptions.candidates holds at most 32 speeds")
         self.index = index
         self.options = options
         hasher = LandmarkHasher(configuration: index.configuration)
@@ -251,17 +254,19 @@ public final class Scanner {
 
     /// Hits (recording frame, reference frame) of the window's landmarks near an offset.
     private func exactHits(ref: Int, candidate ci: Int, around offset: Int) -> [(Int, Int)] {
-        let start = index.postings.start, entries = index.postings.entries
+        let start = index.postings.start
         let c = options.candidates[ci], shift = logShifts[ci]
         var hits: [(Int, Int)] = []
-        for l in window {
-            guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-            let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-            if hi - lo > options.maxBucket { continue }
-            let q = Double(l.anchorFrame) * c.timeScale
-            for e in lo..<hi where Int(entries[e] >> 32) == ref {
-                let f = Int(entries[e] & 0xFFFF_FFFF)
-                if abs(f - Int(q.rounded()) - offset) <= 6 { hits.append((Int(l.anchorFrame), f)) }
+        index.postings.entries.withUnsafeBufferPointer { entries in
+            for l in window {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if hi - lo > options.maxBucket { continue }
+                let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+                for e in PostingIndex.run(of: ref, in: entries, lo, hi) {
+                    let f = Int(entries[e] & 0xFFFF_FFFF)
+                    if abs(f - q - offset) <= 6 { hits.append((Int(l.anchorFrame), f)) }
+                }
             }
         }
         return hits
@@ -280,7 +285,8 @@ public final class Scanner {
         var timeScale: Double
         var firstHitFrame: Int
         var lastHitFrame: Int
-        var hits: Int
+        /// Landmark hits added so far.
+        var hits: Int { Int(n) }
         /// Hits per bin of `Scanner.binFrames` frames, from bin `firstBin`.
         var bins: [Int32] = []
         var firstBin = 0
@@ -297,7 +303,6 @@ public final class Scanner {
             }
             while b - firstBin >= bins.count { bins.append(0) }
             bins[b - firstBin] += 1
-            hits += 1
             let dx = Double(x) - x0
             n += 1; sx += dx; sy += Double(y); sxx += dx * dx; sxy += dx * Double(y)
         }
@@ -337,7 +342,7 @@ public final class Scanner {
             open[i] = s
         } else {
             var s = OpenSegment(id: 0, ref: ref, candidate: ci, timeScale: c.timeScale,
-                                firstHitFrame: good.map(\.0).min()!, lastHitFrame: good.map(\.0).max()!, hits: 0)
+                                firstHitFrame: good.map(\.0).min()!, lastHitFrame: good.map(\.0).max()!)
             s.x0 = Double(s.firstHitFrame)
             for h in good { s.add(h.0, h.1) }
             open.append(s)

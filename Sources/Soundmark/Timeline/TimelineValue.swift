@@ -149,7 +149,7 @@ enum TimelineJSONWriter {
         switch node {
         case .value(let value):
             switch value {
-            case .string(let text): writeString(text, into: &out)
+            case .string(let text): JSONOutput.quote(text, into: &out)
             case .number(let number): out += formatNumber(number)
             case .bool(let flag): out += flag ? "true" : "false"
             case .null: out += "null"
@@ -175,7 +175,7 @@ enum TimelineJSONWriter {
             for (index, (key, item)) in members.enumerated() {
                 if index > 0 { out += "," }
                 if pretty { newline(into: &out, level: level + 1) }
-                writeString(key, into: &out)
+                JSONOutput.quote(key, into: &out)
                 out += pretty ? ": " : ":"
                 write(item, into: &out, pretty: pretty, level: level + 1)
             }
@@ -196,9 +196,5 @@ enum TimelineJSONWriter {
             return String(Int64(number))
         }
         return "\(number)"
-    }
-
-    static func writeString(_ text: String, into out: inout String) {
-        JSONOutput.quote(text, into: &out)
     }
 }
