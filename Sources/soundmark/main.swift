@@ -34,13 +34,14 @@ func describe(_ error: Error) -> String {
 
 let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
 
+/// One help line per command: its words padded to 24 columns, then its summary.
+func commandRows(_ specs: [CommandSpec]) -> [String] {
+    specs.map { ("  " + $0.words.joined(separator: " ")).padding(toLength: 24, withPad: " ", startingAt: 0) + $0.summary }
+}
+
 func topHelp() -> String {
     var lines = ["soundmark \(soundmarkVersion) — offline audio fingerprinting: catalog, identify, scan", "",
-                 "usage: soundmark COMMAND [options] ARGS", "", "commands:"]
-    for c in commands {
-        let head = "  " + c.words.joined(separator: " ")
-        lines.append(head.padding(toLength: 24, withPad: " ", startingAt: 0) + c.summary)
-    }
+                 "usage: soundmark COMMAND [options] ARGS", "", "commands:"] + commandRows(commands)
     lines += ["", "Run 'soundmark COMMAND --help' for a command's options.",
               "Exit codes: 0 success (identify/scan: something matched), 1 no match or some inputs failed, 2 error."]
     return lines.joined(separator: "\n")
@@ -61,15 +62,14 @@ func main() -> Int32 {
         // A command group ("catalog", "timeline") without a known subcommand: list the group.
         let group = commands.filter { $0.words.count > 1 && $0.words[0] == args[0] }
         if !group.isEmpty {
-            let wantsHelp = args.count == 1 || args[1] == "--help" || args[1] == "-h"
-            if !wantsHelp { printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')") }
-            var lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"]
-            for c in group {
-                lines.append(("  " + c.words.joined(separator: " ")).padding(toLength: 24, withPad: " ", startingAt: 0) + c.summary)
+            guard args.count == 1 || args[1] == "--help" || args[1] == "-h" else {
+                printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')")
+                return Exit.error
             }
-            lines.append("\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options.")
-            if wantsHelp { print(lines.joined(separator: "\n")) }
-            return wantsHelp && args.count > 1 ? Exit.ok : Exit.error
+            let lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"] + commandRows(group)
+                + ["\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options."]
+            print(lines.joined(separator: "\n"))
+            return args.count > 1 ? Exit.ok : Exit.error
         }
         printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark --help')")
         return Exit.error

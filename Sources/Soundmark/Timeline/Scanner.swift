@@ -167,8 +167,18 @@ public final class Scanner {
 
     // MARK: voting
 
+    /// Window vote keys: a marker bit (63), the speed candidate (5 bits from 58), the reference
+    /// (18 bits from 24) and the offset bin (24 bits: (offset + ``offsetBias``) / 4 frames).
+    private static let candidateShift: UInt64 = 58, referenceShift: UInt64 = 24, offsetBias = 1 << 24
+
     private func key(ref: UInt64, candidate: Int, offsetBin: Int) -> UInt64 {
-        1 << 63 | UInt64(candidate) << 58 | ref << 24 | UInt64(offsetBin)
+        1 << 63 | UInt64(candidate) << Scanner.candidateShift | ref << Scanner.referenceShift | UInt64(offsetBin)
+    }
+
+    /// The parts of a window vote key made by ``key(ref:candidate:offsetBin:)``.
+    private func decodeKey(_ k: UInt64) -> (candidate: Int, ref: UInt64, offsetBin: Int) {
+        (Int((k >> Scanner.candidateShift) & 0x1F), (k >> Scanner.referenceShift) & 0x3FFFF,
+         Int(k & ((1 << Scanner.referenceShift) - 1)))
     }
 
     private func vote(_ l: LandmarkHasher.Prepared) {
@@ -183,7 +193,7 @@ public final class Scanner {
             let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
             for e in lo..<hi {
                 let entry = entries[e]
-                let off = Int(entry & 0xFFFF_FFFF) - q + (1 << 24)
+                let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
                 guard off >= 0 else { continue }
                 table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
             }
@@ -216,7 +226,7 @@ public final class Scanner {
         for (k, n) in sums {
             let total = n + (sums[k &- 1] ?? 0) + (sums[k &+ 1] ?? 0)
             guard total >= Int32(max(3, options.minWindowHits / max(1, options.voteSubsample))) else { continue }
-            let ref = (k >> 24) & 0x3FFFF
+            let ref = decodeKey(k).ref
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
             best[ref] = (k, total)
         }
@@ -236,14 +246,13 @@ public final class Scanner {
             }
             // An open line that explains the window's best vote already: no new line to look for.
             if strongest >= Int(b.count) * max(1, options.voteSubsample) { continue }
-            let coarse = Int((b.key >> 58) & 0x1F)
-            let offsetBin = Int(b.key & 0xFF_FFFF)
+            let (coarse, _, offsetBin) = decodeKey(b.key)
             // The coarse offset was measured at the window's middle with the coarse speed;
             // each neighbouring fine speed shifts it by (its speed − coarse speed) · middle.
             var bestHits: [(Int, Int)] = [], bestCandidate = coarse
             for ci in max(0, coarse - 1)...min(options.candidates.count - 1, coarse + 1) {
                 let shift = (options.candidates[ci].timeScale - options.candidates[coarse].timeScale) * Double(windowMid)
-                let around = offsetBin * 4 + 2 - (1 << 24) - Int(shift.rounded())
+                let around = offsetBin * 4 + 2 - Scanner.offsetBias - Int(shift.rounded())
                 let hits = exactHits(ref: Int(ref), candidate: ci, around: around)
                 if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci }
             }
