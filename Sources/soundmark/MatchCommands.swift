@@ -77,7 +77,8 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: Int?) throws -
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
     }
     generator.finish { scanner.consume($0) }
-    return (scanner.finish(), Double(generator.sampleCount) / Double(index.configuration.sampleRate))
+    let frames = Int(generator.sampleCount) / index.configuration.hopLength
+    return (scanner.finish(recordingFrames: frames), Double(generator.sampleCount) / Double(index.configuration.sampleRate))
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {

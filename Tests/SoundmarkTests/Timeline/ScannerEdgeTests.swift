@@ -1,0 +1,105 @@
+import XCTest
+@testable import Soundmark
+
+/// Segment edges of ``Scanner`` on recordings assembled from the sample references, with the
+/// exact truth known from the assembly (8000 Hz mono, so one sample is 0.125 ms).
+final class ScannerEdgeTests: XCTestCase {
+    private let rate = 8000
+
+    /// A catalog of two references (knolls, battle); chipdisko and forest play the part of
+    /// music that is not in it.
+    private func index() throws -> CatalogIndex {
+        let items = try ["wesnoth-knolls", "wesnoth-battle"].map { id in
+            (MediaItem(id: id), try TestSupport.referenceSignature(id))
+        }
+        return CatalogIndex(configuration: Configuration(), items: items)
+    }
+
+    private func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
+        let s = try TestSupport.referenceSamples(id)
+        let a = Int(from * Double(rate)), b = a + Int(seconds * Double(rate))
+        return Array(s[a..<b])
+    }
+
+    private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
+        let scanner = Scanner(index: index)
+        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+        samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
+        g.finish { scanner.consume($0) }
+        return scanner.finish(recordingFrames: samples.count / index.configuration.hopLength)
+    }
+
+    /// Issue example: A from 5 s for 30 s, a 4 s gap (digital silence, or music that is not in
+    /// the catalog), then B from 5 s for 30 s. A ends at 30.0 s and B starts at 34.0 s; nothing
+    /// covers the gap.
+    func testShortGapBetweenTwoPlaysIsKept() throws {
+        let index = try index()
+        let a = try piece("wesnoth-knolls", from: 5, seconds: 30), b = try piece("wesnoth-battle", from: 5, seconds: 30)
+        for (name, gap) in [("silence", [Float](repeating: 0, count: 4 * rate)),
+                            ("other music", try piece("supertux-chipdisko", from: 10, seconds: 4))] {
+            let segments = scan(a + gap + b, index: index)
+            XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls", "wesnoth-battle"], name)
+            guard segments.count == 2 else { continue }
+            XCTAssertEqual(segments[0].start, 0, accuracy: 0.1, name)
+            XCTAssertEqual(segments[0].end, 30, accuracy: 0.1, name)
+            XCTAssertEqual(segments[1].start, 34, accuracy: 0.1, name)
+            XCTAssertEqual(segments[1].end, 64, accuracy: 0.1, name)
+            XCTAssertEqual(segments[1].referenceStart, 5, accuracy: 0.1, name)
+        }
+    }
+
+    /// Issue example: 8 s of other music, 20 s of a reference, 6 s more of other music. The
+    /// segment lies within 0.1 s of 8…28 s, as it does after digital silence.
+    func testEdgesAfterOtherMusic() throws {
+        let index = try index()
+        let body = try piece("wesnoth-knolls", from: 12, seconds: 20)
+        for (name, lead, tail) in [
+            ("other music", try piece("supertux-chipdisko", from: 3, seconds: 8), try piece("supertux-forest", from: 20, seconds: 6)),
+            ("silence", [Float](repeating: 0, count: 8 * rate), [Float](repeating: 0, count: 6 * rate)),
+        ] {
+            let segments = scan(lead + body + tail, index: index)
+            XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls"], name)
+            guard let s = segments.first else { continue }
+            XCTAssertEqual(s.start, 8, accuracy: 0.1, name)
+            XCTAssertEqual(s.end, 28, accuracy: 0.1, name)
+            XCTAssertEqual(s.referenceTime(at: 8), 12, accuracy: 0.02, name)
+        }
+    }
+
+    /// Segments lie inside the recording and inside the reference: a recording that ends in
+    /// the middle of a play, and one that starts before the reference's own start.
+    func testSegmentsStayInsideRecordingAndReference() throws {
+        let index = try index()
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls")
+        let recording = try piece("supertux-chipdisko", from: 0, seconds: 6) + Array(knolls[0..<(25 * rate)])
+        let segments = scan(recording, index: index)
+        XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls"])
+        guard let s = segments.first else { return }
+        let duration = Double(recording.count) / Double(rate)
+        XCTAssertGreaterThanOrEqual(s.referenceStart, 0)
+        XCTAssertLessThanOrEqual(s.end, duration)
+        XCTAssertEqual(s.start, 6, accuracy: 0.1)
+        XCTAssertEqual(s.end, duration, accuracy: 0.1)
+        XCTAssertLessThanOrEqual(s.referenceEnd, index.references[s.referenceIndex].duration + 1e-9)
+    }
+
+    /// The same recording cut at sub-hop shifts (0…15 ms) gives the same segment, shifted by
+    /// the cut, within 20 ms.
+    func testEdgesDoNotDependOnWhereTheRecordingStarts() throws {
+        let index = try index()
+        let lead = try piece("supertux-chipdisko", from: 3, seconds: 8)
+        let body = try piece("wesnoth-knolls", from: 12, seconds: 20)
+        let tail = try piece("supertux-forest", from: 20, seconds: 5)
+        var starts: [Double] = [], counts: [Int] = []
+        for shiftMs in stride(from: 0, through: 15, by: 3) {
+            let extra = try piece("supertux-chipdisko", from: 2, seconds: Double(shiftMs) / 1000)
+            let segments = scan(extra + lead + body + tail, index: index)
+            XCTAssertEqual(segments.count, 1, "shift \(shiftMs) ms")
+            guard let s = segments.first else { continue }
+            starts.append(s.start - Double(shiftMs) / 1000)
+            counts.append(s.hits)
+        }
+        XCTAssertLessThanOrEqual(starts.max()! - starts.min()!, 0.02, "starts \(starts)")
+        XCTAssertLessThanOrEqual(Double(counts.max()!) / Double(counts.min()!), 1.3, "hits \(counts)")
+    }
+}
