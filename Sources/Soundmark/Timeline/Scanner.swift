@@ -185,7 +185,7 @@ public final class Scanner {
         closeBlock()
         for s in open { close(s) }
         open.removeAll()
-        return Scanner.resolveOverlaps(finished)
+        return Scanner.resolveOverlaps(finished, threshold: options.threshold)
     }
 
     // MARK: voting
@@ -260,7 +260,7 @@ public final class Scanner {
             // A reference that repeats itself matches a window at several offsets with similar
             // counts. Every open line of the reference that still holds in this window is
             // extended, so each repeat gathers its own evidence; the weaker duplicate is
-            // dropped when segments are cleaned up (``resolveOverlaps(_:)``).
+            // dropped when segments are cleaned up (``resolveOverlaps(_:threshold:)``).
             let windowMid = (windowStart + windowEnd) / 2
             var strongest = 0
             for s in open where s.ref == Int(ref) {
@@ -473,10 +473,10 @@ public final class Scanner {
         Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()))
     }
 
-    /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:)``),
-    /// on the line within ±2 frames (chance hits spread over the ±6 of exact hits) and at
-    /// distinct frames (the landmarks of one peak share its coincidences), moved past a
-    /// fade-in (see ``audible(_:)``).
+    /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:)``):
+    /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
+    /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
+    /// coincidences), moved past a fade-in (see ``audible(_:)``).
     private func startFrame(_ s: OpenSegment) -> Int {
         let onLine = s.head.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.head).map(\.x).sorted()
@@ -601,14 +601,18 @@ public final class Scanner {
     private func close(_ s: OpenSegment) {
         let segment = segment(s)
         if s.announced { onEvent?(.ended(id: s.id, segment: segment)) }
-        guard segment.confidence >= options.threshold, options.keepsSegments else { return }
+        // Segments under the threshold are kept until ``finish()``: one that continues another
+        // on the same line after a quiet passage joins it (see ``resolveOverlaps(_:threshold:)``).
+        guard options.keepsSegments else { return }
         finished.append(segment)
     }
 
     /// Cleans up decided segments:
     /// - joins consecutive segments of one reference on the same line (the reference time
     ///   predicted at the second's start within 0.5 s) less than 20 s apart: a quiet passage,
-    ///   not a new airing;
+    ///   not a new airing. A part under `threshold` joins too (its hits add to the play's), so
+    ///   one play at one alignment is one segment whatever the music does inside it;
+    /// - drops what is still under `threshold` (confidence) after joining;
     /// - drops segments shorter than 4 s with fewer than 100 hits (a repeated passage of a
     ///   neighbouring segment's reference caught at a fade);
     /// - drops a segment that overlaps a stronger one of the same reference by 30 % of its
@@ -617,7 +621,7 @@ public final class Scanner {
     /// - puts the boundary between consecutive segments that overlap (a crossfade, where both
     ///   are audible) in the middle of the overlap. A gap between segments is kept as it is:
     ///   a pause, a station id or other audio between two plays is not part of either.
-    static func resolveOverlaps(_ segments: [Segment]) -> [Segment] {
+    static func resolveOverlaps(_ segments: [Segment], threshold: Double) -> [Segment] {
         var joined: [Segment] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
             if let i = joined.lastIndex(where: { $0.referenceIndex == s.referenceIndex }),
@@ -629,14 +633,15 @@ public final class Scanner {
                 a.frequencySkew = (a.frequencySkew * Double(a.hits) + s.frequencySkew * Double(s.hits)) / total
                 a.end = max(a.end, s.end)
                 a.referenceEnd = s.referenceEnd
+                let together = Scanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start))
                 a.hits += s.hits
-                a.confidence = max(a.confidence, s.confidence)
+                a.confidence = max(a.confidence, s.confidence, together)
                 joined[i] = a
                 continue
             }
             joined.append(s)
         }
-        let candidates = joined.filter { $0.end - $0.start >= 4 || $0.hits >= 100 }
+        let candidates = joined.filter { $0.confidence >= threshold && ($0.end - $0.start >= 4 || $0.hits >= 100) }
         var kept: [Segment] = []
         for s in candidates {
             let length = max(s.end - s.start, 1e-3)
