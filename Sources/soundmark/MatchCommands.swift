@@ -77,7 +77,9 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: Int?) throws -
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
     }
     generator.finish { scanner.consume($0) }
-    return (scanner.finish(), Double(generator.sampleCount) / Double(index.configuration.sampleRate))
+    // Times are on the media's playback time line (see MediaDecoder); so is the duration.
+    let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
+    return (scanner.finish(), duration)
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {

@@ -7,8 +7,12 @@ import Glibc
 /// Streaming FFmpeg decoder: opens any input FFmpeg can read, picks one audio
 /// stream, and yields mono Float32 PCM resampled to a fixed analysis rate.
 ///
-/// Sample positions come purely from counting output samples (the first decoded
-/// sample is index 0); container timestamps and durations are ignored. Memory use is
+/// Sample positions are on the media's playback time line (see ``PlaybackClock``): sample
+/// `n` plays at `n / sampleRate` seconds after the container's start time, as a player shows
+/// it. Audio that starts after the container's start (a video whose sound starts later) is
+/// preceded by silence, and audio lost in the middle (missing packets, undecodable frames)
+/// becomes silence of the same length with a warning ("2.0 s of audio missing at 50.0 s");
+/// time stamp jitter below 50 ms is ignored (samples are counted). Memory use is
 /// flat: audio is produced chunk by chunk (about 1 s each) and never accumulated.
 ///
 /// Multichannel input is downmixed with swresample's standard matrix for the input
@@ -29,8 +33,21 @@ public final class MediaDecoder {
     /// Short description of the input stream, e.g. "mp3, 44100 Hz, 2 channels".
     public let inputDescription: String
     /// Total output samples (at the output rate, in Hz given to `init`) returned by
-    /// `nextChunk()` so far; equals the `firstSample` of the next chunk.
+    /// `nextChunk()` so far, silence for a late start or a hole included; equals the
+    /// `firstSample` of the next chunk (samples on the playback time line).
     public private(set) var samplesProduced: Int64 = 0
+    /// The end of the audio on the playback time line, in output samples (one past the last
+    /// sample), once `nextChunk()` has returned `nil`; `nil` before. Nothing soundmark reports
+    /// about this input should end later than this.
+    public var audioEnd: Int64? { finished && pending.isEmpty && silence.isEmpty ? samplesProduced : nil }
+    /// The playback duration of the input in seconds, once `nextChunk()` has returned `nil`
+    /// (`nil` before): the end of the audio (``audioEnd`` / rate) or, for a file with video
+    /// whose container knows a longer duration, that duration (what a player shows).
+    public var playbackDuration: Double? {
+        guard let end = audioEnd else { return nil }
+        let audio = Double(end) / Double(outputRate)
+        return containerDuration.map { max($0, audio) } ?? audio
+    }
 
     // MARK: - Private state
 
@@ -52,6 +69,21 @@ public final class MediaDecoder {
     private var resamplerLayout = AVChannelLayout()
 
     private var pending: [Float] = []
+    /// Silence still to be emitted: `count` zero samples before `pending[offset]`, sorted by offset.
+    private var silence: [(offset: Int, count: Int)] = []
+    private var clock: PlaybackClock
+    /// The container's start time in seconds (`nil` until known: then the first frame's time stamp).
+    private var origin: Double?
+    /// For a file with video: the container's duration in seconds, the playback duration's floor.
+    private let containerDuration: Double?
+    /// Raw elementary stream (MP3, ADTS AAC, AC-3, ...): its time stamps are derived from a
+    /// count of frames, so lost frames are estimated from the bytes skipped.
+    private let isRawStream: Bool
+    /// End (byte position) of the packet of the last decoded frame, and its bytes per second.
+    private var lastFrameEnd: Int64 = -1
+    private var lastByteRate: Double = 0
+    /// A packet or frame failed to decode since the last good frame.
+    private var damageSinceLastFrame = false
     private var scratch: [Float] = []
     private var finished = false
     private var packetsDecoded = 0
@@ -107,6 +139,10 @@ public final class MediaDecoder {
         self.streamIndex = opened.streamIndex
         self.tags = opened.tags
         self.inputDescription = opened.description
+        self.clock = PlaybackClock(rate: sampleRate)
+        self.origin = opened.origin
+        self.containerDuration = opened.containerDuration
+        self.isRawStream = opened.isRawStream
         self.packet = av_packet_alloc()
         self.frame = av_frame_alloc()
         if packet == nil || frame == nil {
@@ -153,16 +189,79 @@ public final class MediaDecoder {
     /// - Throws: `MediaDecodingError.readFailed` only for unrecoverable errors (out of
     ///   memory, resampler failure, an input that fails before yielding any packet).
     public func nextChunk() throws -> AudioChunk? {
-        while pending.count < chunkSize && !finished {
+        while pendingCount < chunkSize && !finished {
             try pump()
         }
-        guard !pending.isEmpty else { return nil }
-        let count = min(chunkSize, pending.count)
-        let samples = Array(pending[..<count])
-        pending.removeSubrange(..<count)
+        guard pendingCount > 0 else { return nil }
+        let wanted = min(chunkSize, pendingCount)
+        var samples: [Float] = []
+        samples.reserveCapacity(wanted)
+        var consumed = 0 // of pending
+        while samples.count < wanted {
+            if let gap = silence.first, gap.offset == consumed {
+                let k = min(gap.count, wanted - samples.count)
+                samples.append(contentsOf: repeatElement(0, count: k))
+                if k == gap.count { silence.removeFirst() } else { silence[0].count -= k }
+                continue
+            }
+            let limit = silence.first?.offset ?? pending.count
+            let k = min(limit - consumed, wanted - samples.count)
+            samples.append(contentsOf: pending[consumed..<(consumed + k)])
+            consumed += k
+        }
+        pending.removeSubrange(..<consumed)
+        for i in silence.indices { silence[i].offset -= consumed }
         let chunk = AudioChunk(firstSample: samplesProduced, samples: samples)
-        samplesProduced += Int64(count)
+        samplesProduced += Int64(wanted)
         return chunk
+    }
+
+    /// Samples decoded (or silence decided) but not yet returned.
+    private var pendingCount: Int { pending.count + silence.reduce(0) { $0 + $1.count } }
+
+    /// Places a decoded frame on the playback time line before it is resampled: inserts the
+    /// silence that precedes it (late start, lost audio) and reports holes and jumps.
+    private func place(_ frame: UnsafeMutablePointer<AVFrame>,
+                       _ codecContext: UnsafeMutablePointer<AVCodecContext>) throws {
+        let buffered = resampler.map { Int64(swr_get_delay($0, Int64(outputRate))) } ?? 0
+        let count = samplesProduced + Int64(pendingCount) + buffered
+        var position: Int64?
+        let byteEnd = frame.pointee.pkt_pos >= 0 && frame.pointee.pkt_size > 0
+            ? frame.pointee.pkt_pos + Int64(frame.pointee.pkt_size) : -1
+        if isRawStream {
+            // Time stamps of raw streams count frames: estimate lost ones from the bytes skipped.
+            if damageSinceLastFrame, lastFrameEnd >= 0, lastByteRate > 0, frame.pointee.pkt_pos > lastFrameEnd {
+                let seconds = Double(frame.pointee.pkt_pos - lastFrameEnd) / lastByteRate
+                position = count + Int64((seconds * Double(outputRate)).rounded())
+            } else if !clock.started {
+                position = 0
+            }
+        } else {
+            var timestamp = frame.pointee.best_effort_timestamp
+            if timestamp == soundmark_av_nopts_value() { timestamp = frame.pointee.pts }
+            if timestamp != soundmark_av_nopts_value() {
+                let base = codecContext.pointee.pkt_timebase
+                if origin == nil { origin = Double(timestamp) * Double(base.num) / Double(max(base.den, 1)) }
+                position = clock.sample(timestamp: timestamp, timeBase: (base.num, base.den), origin: origin ?? 0)
+            }
+        }
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+        if byteEnd >= 0 && rate > 0 && frame.pointee.nb_samples > 0 {
+            lastFrameEnd = byteEnd
+            lastByteRate = Double(frame.pointee.pkt_size) * Double(rate) / Double(frame.pointee.nb_samples)
+        }
+        damageSinceLastFrame = false
+        let decision = clock.place(position: position, count: count)
+        if let message = decision.warning { warn(message) }
+        if decision.fill > 0 {
+            try drainResampler() // the frames before the hole end where they end
+            let fill = Int(decision.fill)
+            if let last = silence.last, last.offset == pending.count {
+                silence[silence.count - 1].count += fill
+            } else {
+                silence.append((pending.count, fill))
+            }
+        }
     }
 
     /// Reads one packet and decodes it if it belongs to our stream; at the end of the
@@ -225,6 +324,7 @@ public final class MediaDecoder {
                 throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
             }
             if sent < 0 && sent != soundmark_averror_eof() && sent != soundmark_averror(EAGAIN) {
+                damageSinceLastFrame = true
                 warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))")
             }
             break
@@ -241,10 +341,12 @@ public final class MediaDecoder {
                 throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
             }
             if received < 0 {
+                damageSinceLastFrame = true
                 warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))")
                 return
             }
             defer { av_frame_unref(frame) }
+            if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
             try resample(frame, codecContext)
         }
     }
@@ -346,7 +448,7 @@ public final class MediaDecoder {
     // MARK: - Helpers
 
     private func positionString() -> String {
-        let seconds = Double(samplesProduced + Int64(pending.count)) / Double(outputRate)
+        let seconds = Double(samplesProduced + Int64(pendingCount)) / Double(outputRate)
         return String(format: "%.2f s", seconds)
     }
 
@@ -384,6 +486,11 @@ extension MediaDecoder {
         var description: String
         var isNetwork: Bool
         var isUDP: Bool
+        /// The container's start time in seconds (`nil` when FFmpeg does not know it).
+        var origin: Double?
+        /// For a file with video: the container's duration in seconds.
+        var containerDuration: Double?
+        var isRawStream: Bool
     }
 
     /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
@@ -530,9 +637,21 @@ extension MediaDecoder {
         if rate > 0 { parts.append("\(rate) Hz") }
         if channels > 0 { parts.append(channels == 1 ? "1 channel" : "\(channels) channels") }
 
+        let nopts = soundmark_av_nopts_value()
+        let origin = fmt.pointee.start_time != nopts ? Double(fmt.pointee.start_time) / 1_000_000 : nil
+        let hasVideo = (0..<Int(fmt.pointee.nb_streams)).contains { i in
+            guard let s = fmt.pointee.streams[i], let p = s.pointee.codecpar else { return false }
+            return p.pointee.codec_type == AVMEDIA_TYPE_VIDEO && (s.pointee.disposition & soundmark_av_disposition_attached_pic()) == 0
+        }
+        let containerDuration = hasVideo && fmt.pointee.duration != nopts && fmt.pointee.duration > 0
+            ? Double(fmt.pointee.duration) / 1_000_000 : nil
+        let demuxer = fmt.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
+        let isRaw = ["mp3", "aac", "ac3", "eac3", "dts", "truehd", "mlp"].contains(demuxer)
+
         success = true
         return Opened(format: fmt, codec: codecContext, streamIndex: index, tags: tags,
-                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP)
+                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
+                      origin: origin, containerDuration: containerDuration, isRawStream: isRaw)
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {
