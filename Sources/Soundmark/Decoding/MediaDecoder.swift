@@ -84,6 +84,13 @@ public final class MediaDecoder {
     private var lastByteRate: Double = 0
     /// A packet or frame failed to decode since the last good frame.
     private var damageSinceLastFrame = false
+    /// Standard input's I/O context, when reading `-` (freed after the format context).
+    private var standardInput: StandardInput?
+    /// Samples (at the stream's rate) of real audio when the stream says so itself and FFmpeg
+    /// cannot apply it (an MP3's LAME header read from a pipe): decoded audio past it is
+    /// encoder padding and dropped.
+    private let inputSampleLimit: Int64?
+    private var inputSamplesDecoded: Int64 = 0
     private var scratch: [Float] = []
     private var finished = false
     private var packetsDecoded = 0
@@ -143,6 +150,8 @@ public final class MediaDecoder {
         self.origin = opened.origin
         self.containerDuration = opened.containerDuration
         self.isRawStream = opened.isRawStream
+        self.standardInput = opened.standardInput
+        self.inputSampleLimit = opened.inputSampleLimit
         self.packet = av_packet_alloc()
         self.frame = av_frame_alloc()
         if packet == nil || frame == nil {
@@ -157,6 +166,7 @@ public final class MediaDecoder {
         if packet != nil { av_packet_free(&packet) }
         if codecContext != nil { avcodec_free_context(&codecContext) }
         if formatContext != nil { avformat_close_input(&formatContext) }
+        standardInput?.close()
     }
 
     /// Decodes an entire input into one array of mono samples at `sampleRate` Hz.
@@ -346,6 +356,13 @@ public final class MediaDecoder {
                 return
             }
             defer { av_frame_unref(frame) }
+            if let limit = inputSampleLimit {
+                // Gapless end: nothing after the last real sample of the stream.
+                let remaining = limit - inputSamplesDecoded
+                if remaining <= 0 { continue }
+                if Int64(frame.pointee.nb_samples) > remaining { frame.pointee.nb_samples = Int32(remaining) }
+                inputSamplesDecoded += Int64(frame.pointee.nb_samples)
+            }
             if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
             try resample(frame, codecContext)
         }
@@ -491,6 +508,8 @@ extension MediaDecoder {
         /// For a file with video: the container's duration in seconds.
         var containerDuration: Double?
         var isRawStream: Bool
+        var standardInput: StandardInput?
+        var inputSampleLimit: Int64?
     }
 
     /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
@@ -500,11 +519,13 @@ extension MediaDecoder {
         var localPath: String?
         var isNetwork: Bool
         var isUDP: Bool
+        /// Standard input (`-`, `pipe:`, `pipe:0`), read through ``StandardInput``.
+        var isStandardInput = false
     }
 
     private static func resolve(_ source: String) -> Target {
         if source == "-" || source == "pipe:" || source == "pipe:0" {
-            return Target(url: "pipe:0", localPath: nil, isNetwork: false, isUDP: false)
+            return Target(url: "pipe:0", localPath: nil, isNetwork: false, isUDP: false, isStandardInput: true)
         }
         if source.hasPrefix("file:") {
             var path = String(source.dropFirst("file:".count))
@@ -569,6 +590,15 @@ extension MediaDecoder {
             av_dict_set(&options, "rw_timeout", String(Int64(networkTimeout * 1_000_000)), 0) // microseconds
         }
         var format: UnsafeMutablePointer<AVFormatContext>?
+        var standardInput: StandardInput?
+        if target.isStandardInput {
+            let input = try StandardInput()
+            format = avformat_alloc_context()
+            guard let format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
+            format.pointee.pb = input.context
+            format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            standardInput = input
+        }
         let openResult = avformat_open_input(&format, target.url, nil, &options)
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
@@ -584,6 +614,7 @@ extension MediaDecoder {
                 if codec != nil { avcodec_free_context(&codec) }
                 var toClose: UnsafeMutablePointer<AVFormatContext>? = fmt
                 avformat_close_input(&toClose)
+                standardInput?.close() // after the format context that reads from it
             }
         }
 
@@ -647,11 +678,19 @@ extension MediaDecoder {
             ? Double(fmt.pointee.duration) / 1_000_000 : nil
         let demuxer = fmt.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
         let isRaw = ["mp3", "aac", "ac3", "eac3", "dts", "truehd", "mlp"].contains(demuxer)
+        // From a pipe FFmpeg skips an MP3's encoder delay but cannot find its end (it needs the
+        // file's size): take the number of real samples from the LAME header ourselves.
+        var limit: Int64?
+        if let standardInput, demuxer == "mp3", let info = MP3GaplessInfo.parse(standardInput.head),
+           info.sampleRate == Int(parameters.pointee.sample_rate) {
+            limit = Int64(info.validSamples)
+        }
 
         success = true
         return Opened(format: fmt, codec: codecContext, streamIndex: index, tags: tags,
                       description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
-                      origin: origin, containerDuration: containerDuration, isRawStream: isRaw)
+                      origin: origin, containerDuration: containerDuration, isRawStream: isRaw,
+                      standardInput: standardInput, inputSampleLimit: limit)
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {

@@ -1,6 +1,9 @@
 import Foundation
 import XCTest
 @testable import Soundmark
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Times on the media's playback time line (issue 8): late audio streams, MPEG-TS start times,
 /// lost packets and corrupt frames. Every test makes its media with ffmpeg: 0.5 s bursts of a
@@ -180,6 +183,64 @@ final class PlaybackTimeTests: XCTestCase {
         assertOnsets(onsets(d.samples), [0, 5, 10, 15, 20, 25])
         XCTAssertEqual(Double(d.samples.count) / Double(Self.rate), 30, accuracy: 0.03)
         XCTAssertTrue(d.warnings.contains { $0.contains("of audio missing at 15.") }, "\(d.warnings)")
+    }
+
+    // MARK: - 8.5 MP3 from a pipe
+
+    /// Decodes `path` fed through standard input (`-`).
+    private func decodeThroughStandardInput(_ path: String) throws -> Decoded {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let savedStdin = dup(0)
+        dup2(fds[0], 0)
+        close(fds[0])
+        let writeEnd = fds[1]
+        let writer = Thread {
+            data.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        defer {
+            dup2(savedStdin, 0)
+            close(savedStdin)
+        }
+        return try decode("-")
+    }
+
+    func testMP3FromAPipeMatchesTheFile() throws {
+        // 44.1 kHz (1152-sample frames) and 8 kHz (576-sample frames) MP3s, bursts to the end.
+        for (name, options) in [("gapless.mp3", ["-c:a", "libmp3lame"]),
+                                ("gapless8k.mp3", ["-ar", "8000", "-c:a", "libmp3lame", "-b:a", "32k"])] {
+            let path = try make(name, bursts(10.3) + options)
+            let file = try decode(path)
+            let piped = try decodeThroughStandardInput(path)
+            XCTAssertEqual(Double(file.samples.count), 10.3 * Double(Self.rate), accuracy: 20, name)
+            XCTAssertEqual(piped.samples.count, file.samples.count, name)
+            XCTAssertEqual(piped.duration ?? 0, file.duration ?? 1, accuracy: 0.001, name)
+            // Aligned within 1 ms: the same onsets, and the same samples.
+            assertOnsets(onsets(piped.samples), onsets(file.samples), accuracy: 0.001)
+            let n = min(file.samples.count, piped.samples.count)
+            let difference = zip(file.samples[..<n], piped.samples[..<n]).map { abs($0 - $1) }.max() ?? 1
+            XCTAssertLessThan(difference, 1e-4, name)
+        }
+    }
+
+    func testGaplessHeaderIsParsed() throws {
+        let path = try make("header.mp3", bursts(3) + ["-c:a", "libmp3lame"])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let info = try XCTUnwrap(MP3GaplessInfo.parse(bytes))
+        XCTAssertEqual(info.sampleRate, 44100)
+        XCTAssertEqual(info.samplesPerFrame, 1152)
+        XCTAssertEqual(info.validSamples, 3 * 44100)
+        XCTAssertNil(MP3GaplessInfo.parse(Array(bytes.dropFirst(400))))
     }
 
     // MARK: - PlaybackClock rules
