@@ -30,6 +30,13 @@ public final class MediaDecoder {
     public let tags: [String: String]
     /// Index (in the container's stream list) of the audio stream being decoded.
     public let streamIndex: Int
+    /// Every audio stream of the input (attached pictures excluded), in container order.
+    public let audioStreams: [AudioStreamInfo]
+    /// The audio stream being decoded (one of ``audioStreams``).
+    public var chosenStream: AudioStreamInfo {
+        audioStreams.first { $0.index == streamIndex }
+            ?? AudioStreamInfo(index: streamIndex, language: nil, codec: "?", channels: 0, isDefault: false)
+    }
     /// Short description of the input stream, e.g. "mp3, 44100 Hz, 2 channels".
     public let inputDescription: String
     /// Total output samples (at the output rate, in Hz given to `init`) returned by
@@ -115,6 +122,9 @@ public final class MediaDecoder {
     ///   - sampleRate: output rate in Hz (mono Float32), e.g. 8000–192000.
     ///   - streamIndex: `nil` picks the best audio stream (`av_find_best_stream`,
     ///     never an attached picture); otherwise the index of the stream to decode.
+    ///   - language: with `streamIndex` `nil`, picks an audio stream whose language tag is this
+    ///     ISO 639 code ("eng", "ger" or "deu", or the two-letter "en", "de"): the default-flagged
+    ///     one among them, else the first. `nil` (default): language tags are not looked at.
     ///   - warning: receives one-line warnings (corrupt packet skipped, input ended
     ///     early, ...); may be `nil`.
     ///   - networkTimeout: for other network inputs (http, https, tcp, rtmp, HLS, ...), seconds
@@ -123,8 +133,9 @@ public final class MediaDecoder {
     ///     ignored for files, pipes and UDP, and when the URL sets `rw_timeout` itself.
     /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
     ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
-    ///   `streamIndex`), `.decoderUnavailable`.
-    public init(source: String, sampleRate: Int, streamIndex: Int? = nil,
+    ///   `streamIndex`), `.noStreamInLanguage` (no audio stream tagged `language`; the error
+    ///   lists the audio streams), `.decoderUnavailable`.
+    public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
                 warning: ((String) -> Void)? = nil, networkTimeout: Double = 15) throws {
         _ = MediaDecoder.configureLogging
         guard sampleRate >= 1000, sampleRate <= 768_000 else {
@@ -136,7 +147,7 @@ public final class MediaDecoder {
         self.chunkSize = sampleRate // 1 s per chunk
         self.warningHandler = warning
 
-        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, warning: warning,
+        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
                                            networkTimeout: networkTimeout)
         // UDP ends on its own 5 s timeout when the sender stops: that is its normal end.
         self.networkTimeout = opened.isUDP ? 0 : networkTimeout
@@ -144,6 +155,7 @@ public final class MediaDecoder {
         self.formatContext = opened.format
         self.codecContext = opened.codec
         self.streamIndex = opened.streamIndex
+        self.audioStreams = opened.audioStreams
         self.tags = opened.tags
         self.inputDescription = opened.description
         self.clock = PlaybackClock(rate: sampleRate)
@@ -499,6 +511,7 @@ extension MediaDecoder {
         var format: UnsafeMutablePointer<AVFormatContext>
         var codec: UnsafeMutablePointer<AVCodecContext>
         var streamIndex: Int
+        var audioStreams: [AudioStreamInfo]
         var tags: [String: String]
         var description: String
         var isNetwork: Bool
@@ -578,7 +591,7 @@ extension MediaDecoder {
         }
     }
 
-    fileprivate static func open(source: String, requestedStream: Int?,
+    fileprivate static func open(source: String, requestedStream: Int?, language: String?,
                                  warning: ((String) -> Void)?, networkTimeout: Double) throws -> Opened {
         let target = resolve(source)
         if let path = target.localPath { try precheck(path: path, source: source) }
@@ -632,7 +645,8 @@ extension MediaDecoder {
             warning?("\(MediaDecodingError.display(source)): could not read all stream parameters: \(errorString(infoResult))")
         }
 
-        let index = try chooseStream(fmt, requested: requestedStream, source: source)
+        let streams = audioStreams(fmt)
+        let index = try chooseStream(fmt, requested: requestedStream, language: language, streams: streams, source: source)
         let stream = fmt.pointee.streams[index]!
         let parameters = stream.pointee.codecpar!
         let codecID = parameters.pointee.codec_id
@@ -687,7 +701,7 @@ extension MediaDecoder {
         }
 
         success = true
-        return Opened(format: fmt, codec: codecContext, streamIndex: index, tags: tags,
+        return Opened(format: fmt, codec: codecContext, streamIndex: index, audioStreams: streams, tags: tags,
                       description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
                       origin: origin, containerDuration: containerDuration, isRawStream: isRaw,
                       standardInput: standardInput, inputSampleLimit: limit)
@@ -699,14 +713,36 @@ extension MediaDecoder {
             && (stream.pointee.disposition & soundmark_av_disposition_attached_pic()) == 0
     }
 
-    private static func chooseStream(_ fmt: UnsafeMutablePointer<AVFormatContext>,
-                                     requested: Int?, source: String) throws -> Int {
+    /// The usable audio streams of `fmt`, in container order.
+    private static func audioStreams(_ fmt: UnsafeMutablePointer<AVFormatContext>) -> [AudioStreamInfo] {
+        (0..<Int(fmt.pointee.nb_streams)).compactMap { i in
+            let stream = fmt.pointee.streams[i]
+            guard isUsableAudio(stream), let stream, let parameters = stream.pointee.codecpar else { return nil }
+            var language = dictionary(stream.pointee.metadata)["language"]?.lowercased()
+            if language == "und" || language == "" { language = nil }
+            return AudioStreamInfo(index: i, language: language,
+                                   codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)),
+                                   channels: Int(parameters.pointee.ch_layout.nb_channels),
+                                   isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0)
+        }
+    }
+
+    private static func chooseStream(_ fmt: UnsafeMutablePointer<AVFormatContext>, requested: Int?, language: String?,
+                                     streams: [AudioStreamInfo], source: String) throws -> Int {
         let count = Int(fmt.pointee.nb_streams)
         if let requested {
             guard requested >= 0, requested < count, isUsableAudio(fmt.pointee.streams[requested]) else {
                 throw MediaDecodingError.streamNotAudio(path: source, index: requested)
             }
             return requested
+        }
+        if let language {
+            let matching = streams.filter { LanguageCode.matches($0.language, language) }
+            guard let chosen = matching.first(where: \.isDefault) ?? matching.first else {
+                if streams.isEmpty { throw MediaDecodingError.noAudioStream(path: source) }
+                throw MediaDecodingError.noStreamInLanguage(path: source, language: language, streams: streams)
+            }
+            return chosen.index
         }
         let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
         if best >= 0, Int(best) < count, isUsableAudio(fmt.pointee.streams[Int(best)]) {
