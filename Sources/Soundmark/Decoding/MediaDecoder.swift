@@ -93,11 +93,12 @@ public final class MediaDecoder {
     private var damageSinceLastFrame = false
     /// Standard input's I/O context, when reading `-` (freed after the format context).
     private var standardInput: StandardInput?
-    /// Samples (at the stream's rate) of real audio when the stream says so itself and FFmpeg
-    /// cannot apply it (an MP3's LAME header read from a pipe): decoded audio past it is
-    /// encoder padding and dropped.
-    private let inputSampleLimit: Int64?
-    private var inputSamplesDecoded: Int64 = 0
+    /// The end of the real audio (output samples on the playback time line) when the stream
+    /// declares it (an MP3's LAME header: frames − encoder delay − padding): decoded audio past
+    /// it is encoder padding and dropped, unless more than ``limitSlack`` follows (then the
+    /// declaration was not about the whole stream, e.g. concatenated MP3s, and is dropped).
+    private var outputLimit: Int64?
+    private let limitSlack: Int64
     private var scratch: [Float] = []
     private var finished = false
     private var packetsDecoded = 0
@@ -163,7 +164,12 @@ public final class MediaDecoder {
         self.containerDuration = opened.containerDuration
         self.isRawStream = opened.isRawStream
         self.standardInput = opened.standardInput
-        self.inputSampleLimit = opened.inputSampleLimit
+        if let info = opened.gapless {
+            outputLimit = Int64((Double(info.validSamples) * Double(sampleRate) / Double(info.sampleRate)).rounded())
+            limitSlack = Int64(3 * info.samplesPerFrame * sampleRate / info.sampleRate) + 64
+        } else {
+            limitSlack = 0
+        }
         self.packet = av_packet_alloc()
         self.frame = av_frame_alloc()
         if packet == nil || frame == nil {
@@ -211,8 +217,20 @@ public final class MediaDecoder {
     /// - Throws: `MediaDecodingError.readFailed` only for unrecoverable errors (out of
     ///   memory, resampler failure, an input that fails before yielding any packet).
     public func nextChunk() throws -> AudioChunk? {
-        while pendingCount < chunkSize && !finished {
+        while !finished {
+            if let limit = outputLimit, samplesProduced + Int64(pendingCount) >= limit {
+                // Past the declared end: padding (decide at the end of the input) or more audio.
+                if samplesProduced + Int64(pendingCount) - limit > limitSlack {
+                    outputLimit = nil
+                    continue
+                }
+            } else if pendingCount >= chunkSize {
+                break
+            }
             try pump()
+        }
+        if finished, let limit = outputLimit {
+            dropLast(samplesProduced + Int64(pendingCount) - limit)
         }
         guard pendingCount > 0 else { return nil }
         let wanted = min(chunkSize, pendingCount)
@@ -236,6 +254,24 @@ public final class MediaDecoder {
         let chunk = AudioChunk(firstSample: samplesProduced, samples: samples)
         samplesProduced += Int64(wanted)
         return chunk
+    }
+
+    /// Removes the last `count` samples not yet returned (silence or decoded).
+    private func dropLast(_ count: Int64) {
+        var left = Int(max(0, count))
+        while left > 0 {
+            if let gap = silence.last, gap.offset == pending.count {
+                let k = min(left, gap.count)
+                if k == gap.count { silence.removeLast() } else { silence[silence.count - 1].count -= k }
+                left -= k
+            } else if !pending.isEmpty {
+                let k = min(left, pending.count - (silence.last?.offset ?? 0))
+                pending.removeLast(k)
+                left -= k
+            } else {
+                break
+            }
+        }
     }
 
     /// Samples decoded (or silence decided) but not yet returned.
@@ -368,13 +404,6 @@ public final class MediaDecoder {
                 return
             }
             defer { av_frame_unref(frame) }
-            if let limit = inputSampleLimit {
-                // Gapless end: nothing after the last real sample of the stream.
-                let remaining = limit - inputSamplesDecoded
-                if remaining <= 0 { continue }
-                if Int64(frame.pointee.nb_samples) > remaining { frame.pointee.nb_samples = Int32(remaining) }
-                inputSamplesDecoded += Int64(frame.pointee.nb_samples)
-            }
             if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
             try resample(frame, codecContext)
         }
@@ -522,7 +551,7 @@ extension MediaDecoder {
         var containerDuration: Double?
         var isRawStream: Bool
         var standardInput: StandardInput?
-        var inputSampleLimit: Int64?
+        var gapless: MP3GaplessInfo?
     }
 
     /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
@@ -693,18 +722,25 @@ extension MediaDecoder {
         let demuxer = fmt.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
         let isRaw = ["mp3", "aac", "ac3", "eac3", "dts", "truehd", "mlp"].contains(demuxer)
         // From a pipe FFmpeg skips an MP3's encoder delay but cannot find its end (it needs the
-        // file's size): take the number of real samples from the LAME header ourselves.
-        var limit: Int64?
-        if let standardInput, demuxer == "mp3", let info = MP3GaplessInfo.parse(standardInput.head),
-           info.sampleRate == Int(parameters.pointee.sample_rate) {
-            limit = Int64(info.validSamples)
+        // file's size): take the number of real samples from the LAME header ourselves, for
+        // files too, so that a file and a pipe give the same samples.
+        var gapless: MP3GaplessInfo?
+        if demuxer == "mp3" {
+            var head = standardInput?.head ?? []
+            if let path = target.localPath, let handle = FileHandle(forReadingAtPath: path) {
+                head = [UInt8]((try? handle.read(upToCount: StandardInput.headLimit)) ?? Data())
+                try? handle.close()
+            }
+            if let info = MP3GaplessInfo.parse(head), info.sampleRate == Int(parameters.pointee.sample_rate) {
+                gapless = info
+            }
         }
 
         success = true
         return Opened(format: fmt, codec: codecContext, streamIndex: index, audioStreams: streams, tags: tags,
                       description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
                       origin: origin, containerDuration: containerDuration, isRawStream: isRaw,
-                      standardInput: standardInput, inputSampleLimit: limit)
+                      standardInput: standardInput, gapless: gapless)
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {
