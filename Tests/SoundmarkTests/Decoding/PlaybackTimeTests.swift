@@ -112,6 +112,21 @@ final class PlaybackTimeTests: XCTestCase {
         XCTAssertEqual(Double(d.audioEnd ?? 0) / Double(Self.rate), d.duration ?? 0, accuracy: 0.001)
     }
 
+    func testAudioFilesStartAtZero() throws {
+        // Codecs whose priming the container or decoder removes: the first burst is at 0, and
+        // nothing is reported.
+        for (name, options) in [("a.wav", ["-c:a", "pcm_s16le"]), ("a.flac", ["-c:a", "flac"]),
+                                ("a.ogg", ["-c:a", "libvorbis"]), ("a.opus", ["-c:a", "libopus"]),
+                                ("opus.mkv", ["-c:a", "libopus"]), ("a.m4a", ["-c:a", "aac"]),
+                                ("a.mp3", ["-c:a", "libmp3lame"])] {
+            let d = try decode(try make(name, bursts(11) + options))
+            XCTAssertEqual(onsets(d.samples).first ?? -1, 0, accuracy: 0.02, name)
+            XCTAssertEqual(onsets(d.samples).last ?? -1, 10, accuracy: 0.02, name)
+            XCTAssertEqual(d.duration ?? 0, 11, accuracy: 0.05, name)
+            XCTAssertTrue(d.warnings.isEmpty, "\(name): \(d.warnings)")
+        }
+    }
+
     func testTimestampJitterInsertsNothing() throws {
         // Matroska rounds time stamps to 1 ms: 1000-sample PCM packets (22.68 ms) jitter by up to 0.5 ms.
         let d = try decode(try make("jitter.mkv", bursts(30) + ["-c:a", "pcm_s16le", "-frame_size", "1000"]))
