@@ -19,6 +19,10 @@ import Glibc
 /// layout (inputs with an unknown layout get FFmpeg's default layout for their channel
 /// count), so e.g. a 5.1 file with content only in the centre channel keeps its level.
 ///
+/// A local Ogg file FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' Vorbis headers) is
+/// decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when nothing
+/// reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
+///
 /// FFmpeg's own console logging is silenced; problems that do not stop decoding
 /// (a corrupt packet skipped, a premature end of input) are reported through the
 /// `warning` callback as one-line messages.
@@ -93,6 +97,8 @@ public final class MediaDecoder {
     private var damageSinceLastFrame = false
     /// Standard input's I/O context, when reading `-` (freed after the format context).
     private var standardInput: StandardInput?
+    /// libvorbisfile, for an Ogg Vorbis file FFmpeg refused (then there is no format context).
+    private var vorbisFile: VorbisFileReader?
     /// The end of the real audio (output samples on the playback time line) when the stream
     /// declares it (an MP3's LAME header: frames − encoder delay − padding): decoded audio past
     /// it is encoder padding and dropped, unless more than ``limitSlack`` follows (then the
@@ -109,7 +115,7 @@ public final class MediaDecoder {
     private static let maxWarnings = 25
 
     private static let configureLogging: Void = {
-        av_log_set_level(soundmark_av_log_quiet())
+        FFmpegLog.install()
     }()
 
     // MARK: - Init
@@ -148,8 +154,17 @@ public final class MediaDecoder {
         self.chunkSize = sampleRate // 1 s per chunk
         self.warningHandler = warning
 
-        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
+        let opened: Opened
+        do {
+            opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
                                            networkTimeout: networkTimeout)
+        } catch let error as MediaDecodingError {
+            guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex,
+                                                             language: language, error: error, warning: warning) else {
+                throw error
+            }
+            opened = fallback
+        }
         // UDP ends on its own 5 s timeout when the sender stops: that is its normal end.
         self.networkTimeout = opened.isUDP ? 0 : networkTimeout
         self.isNetwork = opened.isNetwork
@@ -164,6 +179,7 @@ public final class MediaDecoder {
         self.containerDuration = opened.containerDuration
         self.isRawStream = opened.isRawStream
         self.standardInput = opened.standardInput
+        self.vorbisFile = opened.vorbisFile
         if let info = opened.gapless {
             outputLimit = Int64((Double(info.validSamples) * Double(sampleRate) / Double(info.sampleRate)).rounded())
             limitSlack = Int64(3 * info.samplesPerFrame * sampleRate / info.sampleRate) + 64
@@ -280,7 +296,7 @@ public final class MediaDecoder {
     /// Places a decoded frame on the playback time line before it is resampled: inserts the
     /// silence that precedes it (late start, lost audio) and reports holes and jumps.
     private func place(_ frame: UnsafeMutablePointer<AVFrame>,
-                       _ codecContext: UnsafeMutablePointer<AVCodecContext>) throws {
+                       _ codecContext: UnsafeMutablePointer<AVCodecContext>?) throws {
         let buffered = resampler.map { Int64(swr_get_delay($0, Int64(outputRate))) } ?? 0
         let count = samplesProduced + Int64(pendingCount) + buffered
         var position: Int64?
@@ -297,13 +313,13 @@ public final class MediaDecoder {
         } else {
             var timestamp = frame.pointee.best_effort_timestamp
             if timestamp == soundmark_av_nopts_value() { timestamp = frame.pointee.pts }
-            if timestamp != soundmark_av_nopts_value() {
+            if timestamp != soundmark_av_nopts_value(), let codecContext {
                 let base = codecContext.pointee.pkt_timebase
                 if origin == nil { origin = Double(timestamp) * Double(base.num) / Double(max(base.den, 1)) }
                 position = clock.sample(timestamp: timestamp, timeBase: (base.num, base.den), origin: origin ?? 0)
             }
         }
-        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : (codecContext?.pointee.sample_rate ?? 0)
         if byteEnd >= 0 && rate > 0 && frame.pointee.nb_samples > 0 {
             lastFrameEnd = byteEnd
             lastByteRate = Double(frame.pointee.pkt_size) * Double(rate) / Double(frame.pointee.nb_samples)
@@ -325,6 +341,7 @@ public final class MediaDecoder {
     /// Reads one packet and decodes it if it belongs to our stream; at the end of the
     /// input, flushes decoder and resampler and marks the decoder finished.
     private func pump() throws {
+        if let vorbisFile { return try pump(vorbisFile) }
         guard let formatContext, let packet else { finished = true; return }
         let result = av_read_frame(formatContext, packet)
         if result == soundmark_averror(EAGAIN) {
@@ -364,6 +381,38 @@ public final class MediaDecoder {
         try decode(packet: nil)
         try drainResampler()
         finished = true
+    }
+
+    /// Decodes one block with libvorbisfile and resamples it; at the end, flushes the resampler.
+    private func pump(_ reader: VorbisFileReader) throws {
+        guard let frame else { finished = true; return }
+        switch reader.next() {
+        case .end:
+            try drainResampler()
+            finished = true
+        case .hole:
+            warn("corrupt audio skipped at \(positionString()) (hole in the Ogg data)")
+        case .failed(let code):
+            warn("input ended early at \(positionString()): libvorbisfile error \(code)")
+            try drainResampler()
+            finished = true
+        case let .audio(channels, count, channelCount, rate):
+            frame.pointee.nb_samples = Int32(count)
+            frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+            frame.pointee.sample_rate = Int32(rate)
+            av_channel_layout_uninit(&frame.pointee.ch_layout)
+            av_channel_layout_default(&frame.pointee.ch_layout, Int32(channelCount))
+            frame.pointee.extended_data = UnsafeMutableRawPointer(channels)
+                .assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
+            defer {
+                // The samples belong to libvorbisfile: unhook them before the frame is reused or freed.
+                frame.pointee.extended_data = nil
+                frame.pointee.nb_samples = 0
+                av_channel_layout_uninit(&frame.pointee.ch_layout)
+            }
+            try place(frame, codecContext)
+            try resample(frame, codecContext)
+        }
     }
 
     /// Sends `packet` (nil = flush) to the decoder and resamples every frame it yields.
@@ -412,17 +461,17 @@ public final class MediaDecoder {
     /// Converts one decoded frame to mono Float32 at the output rate and appends it to
     /// `pending`, (re)building the resampler when the input format changes.
     private func resample(_ frame: UnsafeMutablePointer<AVFrame>,
-                          _ codecContext: UnsafeMutablePointer<AVCodecContext>) throws {
+                          _ codecContext: UnsafeMutablePointer<AVCodecContext>?) throws {
         let sampleCount = frame.pointee.nb_samples
         guard sampleCount > 0 else { return }
-        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : (codecContext?.pointee.sample_rate ?? 0)
         let format = frame.pointee.format
 
         var layout = AVChannelLayout()
         defer { av_channel_layout_uninit(&layout) }
         if frame.pointee.ch_layout.nb_channels > 0 {
             _ = av_channel_layout_copy(&layout, &frame.pointee.ch_layout)
-        } else {
+        } else if let codecContext {
             _ = av_channel_layout_copy(&layout, &codecContext.pointee.ch_layout)
         }
         let channels = layout.nb_channels
@@ -537,8 +586,8 @@ public final class MediaDecoder {
 
 extension MediaDecoder {
     fileprivate struct Opened {
-        var format: UnsafeMutablePointer<AVFormatContext>
-        var codec: UnsafeMutablePointer<AVCodecContext>
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        var codec: UnsafeMutablePointer<AVCodecContext>?
         var streamIndex: Int
         var audioStreams: [AudioStreamInfo]
         var tags: [String: String]
@@ -552,7 +601,36 @@ extension MediaDecoder {
         var isRawStream: Bool
         var standardInput: StandardInput?
         var gapless: MP3GaplessInfo?
+        var vorbisFile: VorbisFileReader?
     }
+
+    /// For an Ogg file FFmpeg refused with `error`: libvorbisfile, if it reads the file (with a
+    /// warning that passes on FFmpeg's reason); `nil` otherwise.
+    fileprivate static func vorbisFallback(source: String, requestedStream: Int?, language: String?,
+                                           error: MediaDecodingError, warning: ((String) -> Void)?) -> Opened? {
+        switch error {
+        case .cannotOpen, .noAudioStream, .decoderUnavailable, .readFailed: break
+        default: return nil
+        }
+        guard requestedStream == nil || requestedStream == 0, let path = resolve(source).localPath,
+              VorbisFileReader.looksLikeOgg(path), let reader = VorbisFileReader(path: path) else { return nil }
+        let language = reader.tags["language"]
+        let stream = AudioStreamInfo(index: 0, language: language, codec: "vorbis", channels: reader.channels, isDefault: true)
+        if let wanted = languageFilter(language), !LanguageCode.matches(stream.language, wanted) { return nil }
+        let cause: String
+        switch error {
+        case let .cannotOpen(_, reason), let .readFailed(_, reason): cause = reason
+        default: cause = error.errorDescription ?? "refused"
+        }
+        warning?("\(MediaDecodingError.display(source)): FFmpeg cannot read it (\(cause)); decoding it with libvorbisfile")
+        return Opened(format: nil, codec: nil, streamIndex: 0, audioStreams: [stream], tags: reader.tags,
+                      description: "vorbis, \(reader.rate) Hz, " + (reader.channels == 1 ? "1 channel" : "\(reader.channels) channels")
+                        + " (libvorbisfile)",
+                      isNetwork: false, isUDP: false, origin: nil, containerDuration: nil, isRawStream: false,
+                      standardInput: nil, gapless: nil, vorbisFile: reader)
+    }
+
+    private static func languageFilter(_ language: String?) -> String? { language }
 
     /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
     /// pre-check.
@@ -606,6 +684,36 @@ extension MediaDecoder {
         }
     }
 
+    /// `openReason(code)`, but FFmpeg's own message (`detail`, e.g. "ogg: Header processing
+    /// failed: Invalid data found when processing input") instead of the generic "not a media
+    /// file" when a demuxer recognised the input and said why it gave up.
+    private static func openReason(_ code: Int32, detail: String?) -> String {
+        let reason = openReason(code)
+        if let detail, reason == "not a media file or unsupported format" { return detail }
+        return reason
+    }
+
+    /// Whether FFmpeg recognises the input's first bytes as some format by their content alone
+    /// (not by the file name's extension): then a demuxer's own complaint is the reason to give.
+    private static func recognised(_ target: Target, _ standardInput: StandardInput?) -> Bool {
+        var head = standardInput?.head ?? []
+        if let path = target.localPath, let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 4096)) ?? Data())
+            try? handle.close()
+        }
+        guard !head.isEmpty else { return false }
+        let count = head.count
+        head += [UInt8](repeating: 0, count: 64) // AVPROBE_PADDING_SIZE
+        var score: Int32 = 0
+        let format = head.withUnsafeMutableBufferPointer { buffer -> UnsafePointer<AVInputFormat>? in
+            "".withCString { name in
+                var probe = AVProbeData(filename: name, buf: buffer.baseAddress, buf_size: Int32(count), mime_type: nil)
+                return av_probe_input_format3(&probe, 1, &score)
+            }
+        }
+        return format != nil && score >= 50 // AVPROBE_SCORE_EXTENSION
+    }
+
     private static func openReason(_ code: Int32) -> String {
         switch code {
         case soundmark_averror(ENOENT): return "no such file"
@@ -641,12 +749,15 @@ extension MediaDecoder {
             format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
             standardInput = input
         }
+        FFmpegLog.begin()
         let openResult = avformat_open_input(&format, target.url, nil, &options)
+        let openMessage = FFmpegLog.end()
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
             // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
             let reason = target.isNetwork && openResult == soundmark_averror(EIO)
-                ? "network error (host not found, unreachable or refused)" : openReason(openResult)
+                ? "network error (host not found, unreachable or refused)"
+                : openReason(openResult, detail: recognised(target, standardInput) ? openMessage : nil)
             throw MediaDecodingError.cannotOpen(path: source, reason: reason)
         }
         var success = false
@@ -664,11 +775,14 @@ extension MediaDecoder {
         if let demuxer = fmt.pointee.iformat?.pointee.name, String(cString: demuxer) == "tty" {
             throw MediaDecodingError.cannotOpen(path: source, reason: "not a media file or unsupported format")
         }
+        FFmpegLog.begin()
         let infoResult = avformat_find_stream_info(fmt, nil)
+        let infoMessage = FFmpegLog.end()
         if fmt.pointee.nb_streams == 0 {
             throw MediaDecodingError.cannotOpen(
                 path: source,
-                reason: infoResult < 0 ? openReason(infoResult) : "not a media file or unsupported format")
+                reason: openReason(infoResult < 0 ? infoResult : soundmark_averror_invaliddata(),
+                                   detail: recognised(target, standardInput) ? infoMessage : nil))
         }
         if infoResult < 0 {
             warning?("\(MediaDecodingError.display(source)): could not read all stream parameters: \(errorString(infoResult))")

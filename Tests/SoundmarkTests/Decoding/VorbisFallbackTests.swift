@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+import Soundmark
+
+/// Ogg Vorbis files FFmpeg 5.1 refuses but libvorbis reads (issue 9.13), made by rewriting the
+/// first page of an ffmpeg-made file: an identification header one byte longer than 30 (as some
+/// old encoders wrote) makes FFmpeg's Ogg demuxer fail with "Header processing failed".
+final class VorbisFallbackTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = try TestSupport.temporaryDirectory(self)
+    }
+
+    /// Ogg's page CRC (polynomial 0x04C11DB7, no reflection, initial value 0).
+    private func oggCRC(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0
+        for b in bytes {
+            crc ^= UInt32(b) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
+        }
+        return crc
+    }
+
+    /// A 3 s 1 kHz Vorbis file whose identification header (alone on the first page) is
+    /// padded to 31 bytes; `edit` may change the header's bytes.
+    private func oldEncoderFile(_ name: String, edit: (inout [UInt8]) -> Void = { _ in }) throws -> String {
+        let source = directory.appendingPathComponent("src-\(name)").path
+        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=3", "-c:a", "libvorbis", "-f", "ogg"],
+                               output: source)
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
+        let segments = Int(bytes[26])
+        XCTAssertEqual(segments, 1)
+        XCTAssertEqual(bytes[27], 30) // the 30-byte identification header
+        var header = Array(bytes[28..<58]) + [0]
+        edit(&header)
+        var page = Array(bytes[0..<27]) + [31] + header
+        page[22..<26] = [0, 0, 0, 0]
+        let crc = oggCRC(page)
+        page[22..<26] = [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)]
+        let path = directory.appendingPathComponent(name).path
+        try Data(page + bytes[58...]).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    func testOggFFmpegRefusesIsDecodedWithLibvorbisfile() throws {
+        let path = try oldEncoderFile("old.ogg")
+        var warnings: [String] = []
+        let decoder = try MediaDecoder(source: path, sampleRate: 8000) { warnings.append($0) }
+        var samples: [Float] = []
+        while let chunk = try decoder.nextChunk() { samples += chunk.samples }
+        XCTAssertEqual(samples.count, 3 * 8000, accuracy: 8)
+        XCTAssertEqual(decoder.chosenStream.codec, "vorbis")
+        XCTAssertEqual(decoder.playbackDuration ?? 0, 3, accuracy: 0.01)
+        // A 1 kHz tone at 8 kHz: 1000 upward zero crossings per second.
+        let middle = samples[8000..<16000]
+        let crossings = zip(middle, middle.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        XCTAssertEqual(crossings, 1000, accuracy: 10)
+        XCTAssertEqual(warnings.count, 1, "\(warnings)")
+        XCTAssertEqual(warnings.first,
+                       "\(path): FFmpeg cannot read it (ogg: Header processing failed: Invalid data found when processing input); decoding it with libvorbisfile")
+    }
+
+    func testFileNothingReadsGivesFFmpegsReason() throws {
+        // Vorbis version 1 in the identification header: neither FFmpeg nor libvorbis reads it.
+        let path = try oldEncoderFile("broken.ogg") { header in header[7] = 1 }
+        XCTAssertThrowsError(try MediaDecoder(source: path, sampleRate: 8000)) { error in
+            XCTAssertEqual(error as? MediaDecodingError,
+                           .cannotOpen(path: path, reason: "ogg: Header processing failed: Invalid data found when processing input"))
+        }
+    }
+}
