@@ -840,11 +840,7 @@ extension MediaDecoder {
         // files too, so that a file and a pipe give the same samples.
         var gapless: MP3GaplessInfo?
         if demuxer == "mp3" {
-            var head = standardInput?.head ?? []
-            if let path = target.localPath, let handle = FileHandle(forReadingAtPath: path) {
-                head = [UInt8]((try? handle.read(upToCount: StandardInput.headLimit)) ?? Data())
-                try? handle.close()
-            }
+            let head = target.localPath.map(MP3GaplessInfo.head(ofFile:)) ?? standardInput?.head ?? []
             if let info = MP3GaplessInfo.parse(head), info.sampleRate == Int(parameters.pointee.sample_rate) {
                 gapless = info
             }

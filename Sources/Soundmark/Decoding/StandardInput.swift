@@ -5,12 +5,10 @@ import Glibc
 #endif
 
 /// Standard input read through a custom FFmpeg I/O context that keeps a copy of the first
-/// 64 KiB, so that what FFmpeg only parses from a seekable file (the LAME gapless header of
-/// an MP3) can be read from a pipe too.
+/// bytes (64 KiB, or an ID3v2 tag and 8 KiB after it), so that what FFmpeg only parses from a
+/// seekable file (the LAME gapless header of an MP3) can be read from a pipe too.
 final class StandardInput {
-    /// Bytes kept from the start of the stream.
-    static let headLimit = 64 * 1024
-    /// The first bytes read (up to ``headLimit``).
+    /// The first bytes read (see ``MP3GaplessInfo/headLength(_:)``).
     private(set) var head: [UInt8] = []
     /// The I/O context handed to FFmpeg (owned here; freed by ``close()``).
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
@@ -36,8 +34,10 @@ final class StandardInput {
         while true {
             let n = Glibc.read(0, buffer, size)
             if n > 0 {
-                if head.count < Self.headLimit {
-                    head.append(contentsOf: UnsafeBufferPointer(start: buffer, count: min(n, Self.headLimit - head.count)))
+                let limit = MP3GaplessInfo.headLength(head)
+                if head.count < limit {
+                    head.append(contentsOf: UnsafeBufferPointer(start: buffer, count: n))
+                    if head.count > MP3GaplessInfo.headLength(head) { head.removeLast(head.count - MP3GaplessInfo.headLength(head)) }
                 }
                 return Int32(n)
             }
@@ -72,17 +72,35 @@ struct MP3GaplessInfo: Equatable {
     /// Samples of real audio: `frames · samplesPerFrame − delay − padding`.
     var validSamples: Int { frames * samplesPerFrame - delay - padding }
 
+    /// How many bytes from the start of a stream the gapless header can need, given its first
+    /// bytes `start`: 64 KiB, or the ID3v2 tag (cover art can make it large; up to 16 MiB) and
+    /// 8 KiB after it.
+    static func headLength(_ start: [UInt8]) -> Int {
+        guard start.count >= 10, start[0] == 0x49, start[1] == 0x44, start[2] == 0x33 else { return 64 * 1024 }
+        let size = (Int(start[6] & 0x7F) << 21) | (Int(start[7] & 0x7F) << 14) | (Int(start[8] & 0x7F) << 7) | Int(start[9] & 0x7F)
+        return min(16 << 20, max(64 * 1024, 10 + size + 10 + 8192))
+    }
+
+    /// Reads the bytes ``headLength(_:)`` asks for from the start of the file at `path`.
+    static func head(ofFile path: String) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        let start = [UInt8]((try? handle.read(upToCount: 10)) ?? Data())
+        let rest = [UInt8]((try? handle.read(upToCount: headLength(start) - start.count)) ?? Data())
+        return start + rest
+    }
+
     /// Parses the first frame of an MP3 stream (after an optional ID3v2 tag) in `bytes`.
     /// - Returns: `nil` when the first frame is no Xing/Info frame with a frame count and a
     ///   LAME/Lavf/Lavc extension.
     static func parse(_ bytes: [UInt8]) -> MP3GaplessInfo? {
         var i = 0
         if bytes.count >= 10, bytes[0] == 0x49, bytes[1] == 0x44, bytes[2] == 0x33 { // "ID3"
-            let size = (Int(bytes[6]) << 21) | (Int(bytes[7]) << 14) | (Int(bytes[8]) << 7) | Int(bytes[9])
+            let size = (Int(bytes[6] & 0x7F) << 21) | (Int(bytes[7] & 0x7F) << 14) | (Int(bytes[8] & 0x7F) << 7) | Int(bytes[9] & 0x7F)
             i = 10 + size + ((bytes[5] & 0x10) != 0 ? 10 : 0)
         }
         // The first frame header within a few bytes of padding.
-        let searchEnd = min(bytes.count - 4, i + 4096)
+        let searchEnd = min(bytes.count - 4, i + 8192)
         while i < searchEnd && !(bytes[i] == 0xFF && bytes[i + 1] & 0xE0 == 0xE0) { i += 1 }
         guard i < searchEnd else { return nil }
         let version = (bytes[i + 1] >> 3) & 3       // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5

@@ -231,9 +231,14 @@ final class PlaybackTimeTests: XCTestCase {
     }
 
     func testMP3FromAPipeMatchesTheFile() throws {
-        // 44.1 kHz (1152-sample frames) and 8 kHz (576-sample frames) MP3s, bursts to the end.
+        // 44.1 kHz (1152-sample frames) and 8 kHz (576-sample frames) MP3s, bursts to the end;
+        // one with 140 KB of cover art in its ID3 tag before the LAME header.
+        let cover = try make("cover.png", ["-f", "lavfi", "-i", "nullsrc=s=320x320,geq=random(1)*255:128:128",
+                                           "-frames:v", "1"])
         for (name, options) in [("gapless.mp3", ["-c:a", "libmp3lame"]),
-                                ("gapless8k.mp3", ["-ar", "8000", "-c:a", "libmp3lame", "-b:a", "32k"])] {
+                                ("gapless8k.mp3", ["-ar", "8000", "-c:a", "libmp3lame", "-b:a", "32k"]),
+                                ("cover.mp3", ["-i", cover, "-map", "0:a", "-map", "1:v", "-c:a", "libmp3lame",
+                                               "-c:v", "png", "-disposition:v", "attached_pic"])] {
             let path = try make(name, bursts(10.3) + options)
             let file = try decode(path)
             let piped = try decodeThroughStandardInput(path)
