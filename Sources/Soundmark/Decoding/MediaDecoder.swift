@@ -95,6 +95,9 @@ public final class MediaDecoder {
     private var lastByteRate: Double = 0
     /// A packet or frame failed to decode since the last good frame.
     private var damageSinceLastFrame = false
+    /// Raw streams: output samples estimated lost (from bytes skipped) and not yet filled, so
+    /// that small losses add up until they are worth a gap instead of being forgotten.
+    private var rawLoss: Int64 = 0
     /// Standard input's I/O context, when reading `-` (freed after the format context).
     private var standardInput: StandardInput?
     /// libvorbisfile, for an Ogg Vorbis file FFmpeg refused (then there is no format context).
@@ -306,9 +309,12 @@ public final class MediaDecoder {
             // Time stamps of raw streams count frames: estimate lost ones from the bytes skipped.
             if damageSinceLastFrame, lastFrameEnd >= 0, lastByteRate > 0, frame.pointee.pkt_pos > lastFrameEnd {
                 let seconds = Double(frame.pointee.pkt_pos - lastFrameEnd) / lastByteRate
-                position = count + Int64((seconds * Double(outputRate)).rounded())
-            } else if !clock.started {
+                rawLoss += Int64((seconds * Double(outputRate)).rounded())
+            }
+            if !clock.started {
                 position = 0
+            } else if rawLoss != 0 {
+                position = count + rawLoss
             }
         } else {
             var timestamp = frame.pointee.best_effort_timestamp
@@ -326,6 +332,7 @@ public final class MediaDecoder {
         }
         damageSinceLastFrame = false
         let decision = clock.place(position: position, count: count)
+        rawLoss -= decision.fill
         if let message = decision.warning { warn(message) }
         if decision.fill > 0 {
             try drainResampler() // the frames before the hole end where they end
