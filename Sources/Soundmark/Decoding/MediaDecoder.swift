@@ -229,10 +229,13 @@ public final class MediaDecoder {
     /// Returns the next block of output samples (1 s = `sampleRate` samples, except
     /// the last one, which may be shorter), or `nil` once the input is exhausted.
     ///
-    /// A corrupt or undecodable packet is skipped with a warning and decoding goes on;
+    /// A corrupt or undecodable packet is skipped with a warning and decoding goes on (the
+    /// audio it held becomes silence when it is worth 50 ms or more: see ``PlaybackClock``);
     /// a truncated file or a read error after audio has started simply ends the input
     /// (with a warning). Chunks are contiguous: each `firstSample` equals the previous
-    /// `firstSample + samples.count`.
+    /// `firstSample + samples.count`, silence for a late start or a hole included. An MP3
+    /// whose LAME header declares its length ends there, from a file or a pipe alike (the
+    /// encoder's padding is dropped).
     /// - Throws: `MediaDecodingError.readFailed` only for unrecoverable errors (out of
     ///   memory, resampler failure, an input that fails before yielding any packet).
     public func nextChunk() throws -> AudioChunk? {
