@@ -100,6 +100,41 @@ final class MediaTimeCLITests: XCTestCase {
         }
     }
 
+    func testLostPacketsKeepLaterSegmentsInPlace() throws {
+        let db = try catalog()
+        // knolls (40 s) as an MPEG-TS, with the packets of 20–22 s cut out.
+        let whole = try ffmpeg(["-i", Self.knolls, "-c:a", "mp2", "-f", "mpegts"], "whole.ts")
+        let probe = try run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                 "packet=pts_time,pos", "-of", "csv=p=0", whole])
+        let packets = probe.stdout.split(separator: "\n").compactMap { line -> (Double, Int)? in
+            let f = line.split(separator: ",")
+            guard f.count >= 2, let t = Double(f[0]), let p = Int(f[1]) else { return nil }
+            return (t - 1.4, p)
+        }
+        let from = try XCTUnwrap(packets.first { $0.0 >= 20 }?.1), to = try XCTUnwrap(packets.first { $0.0 >= 22 }?.1)
+        var data = try Data(contentsOf: URL(fileURLWithPath: whole))
+        data.removeSubrange(from..<to)
+        let damaged = directory.appendingPathComponent("input.ts").path
+        try data.write(to: URL(fileURLWithPath: damaged))
+
+        let scan = try soundmark("scan", "--catalog", db, "--format", "json", damaged)
+        XCTAssertEqual(scan.status, 0, scan.stderr)
+        XCTAssertTrue(scan.stderr.contains("\(damaged): 2.0 s of audio missing at 20.0 s"), scan.stderr)
+        let result = try json(scan.stdout)
+        XCTAssertEqual((result["recording"] as? [String: Any])?["duration"] as? Double ?? 0, 40, accuracy: 0.05)
+        let segments = try XCTUnwrap(result["segments"] as? [[String: Any]])
+        XCTAssertFalse(segments.isEmpty)
+        for s in segments { // every stretch where it was: recording time = reference time
+            XCTAssertEqual((s["start"] as? Double ?? 0) - (s["referenceStart"] as? Double ?? 9), 0, accuracy: 0.03, "\(s)")
+        }
+        XCTAssertGreaterThan(segments.last?["end"] as? Double ?? 0, 39)
+
+        // The catalog stores the whole length, not a shortened reference.
+        let add = try soundmark("catalog", "add", "--catalog", directory.appendingPathComponent("damaged.db").path, damaged)
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertTrue(add.stderr.contains("added 40.0 s"), add.stderr)
+    }
+
     /// Stream 0: a 440 Hz tone tagged German (default); stream 1: knolls tagged English.
     private func twoLanguages() throws -> String {
         try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=12", "-ss", "5", "-t", "12", "-i", Self.knolls,

@@ -171,6 +171,21 @@ final class PlaybackTimeTests: XCTestCase {
         XCTAssertTrue(gap?.contains("2.0 s of audio missing at 51.0 s") ?? false, gap ?? "")
     }
 
+    func testTimestampsGoingBackAreCountedThrough() throws {
+        // Two MPEG-TS files joined: the time stamps restart at 1.4 s after 12 s.
+        let part = try make("part.ts", bursts(12) + ["-c:a", "mp2", "-f", "mpegts"])
+        let joined = directory.appendingPathComponent("joined.ts").path
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: part))
+        try (bytes + bytes).write(to: URL(fileURLWithPath: joined))
+        let d = try decode(joined)
+        let alone = try decode(part) // the second part follows on from the first's last sample
+        let length = Double(alone.samples.count) / Double(Self.rate)
+        assertOnsets(onsets(alone.samples), [0, 5, 10])
+        assertOnsets(onsets(d.samples), onsets(alone.samples) + onsets(alone.samples).map { $0 + length }, accuracy: 0.002)
+        XCTAssertEqual(d.duration ?? 0, 2 * length, accuracy: 0.002)
+        XCTAssertEqual(d.warnings, ["\(joined): time stamps go back 12.0 s at 12.0 s; samples counted on"])
+    }
+
     func testLostOggPagesBecomeAGap() throws {
         let source = try make("whole.ogg", bursts(60) + ["-c:a", "libvorbis"])
         let damaged = try cut(source, to: "input.ogg", from: 26, to: 28)
