@@ -324,7 +324,8 @@ public final class MediaDecoder {
             if timestamp == soundmark_av_nopts_value() { timestamp = frame.pointee.pts }
             if timestamp != soundmark_av_nopts_value(), let codecContext {
                 let base = codecContext.pointee.pkt_timebase
-                if origin == nil { origin = Double(timestamp) * Double(base.num) / Double(max(base.den, 1)) }
+                // Container start time unknown: the first time stamp is the origin.
+                if origin == nil { origin = PlaybackClock.seconds(timestamp: timestamp, timeBase: (base.num, base.den)) }
                 position = clock.sample(timestamp: timestamp, timeBase: (base.num, base.den), origin: origin ?? 0)
             }
         }

@@ -42,9 +42,12 @@ struct PlaybackClock {
     ///   - origin: the container's start time in seconds (0 when unknown).
     /// - Returns: `(timestamp · timeBase − origin) · rate`, rounded to the nearest sample.
     func sample(timestamp: Int64, timeBase: (num: Int32, den: Int32), origin: Double) -> Int64 {
-        guard timeBase.den != 0 else { return 0 }
-        let seconds = Double(timestamp) * Double(timeBase.num) / Double(timeBase.den) - origin
-        return Int64((seconds * Double(rate)).rounded())
+        Int64(((Self.seconds(timestamp: timestamp, timeBase: timeBase) - origin) * Double(rate)).rounded())
+    }
+
+    /// A time stamp in seconds: `timestamp · num / den` (0 for a zero denominator).
+    static func seconds(timestamp: Int64, timeBase: (num: Int32, den: Int32)) -> Double {
+        timeBase.den == 0 ? 0 : Double(timestamp) * Double(timeBase.num) / Double(timeBase.den)
     }
 
     /// What to do before appending a frame.
