@@ -211,14 +211,16 @@ public final class SignatureGenerator {
     ///   - configuration: the analysis parameters (default: the defaults).
     ///   - role: reference or query analysis (default: reference).
     ///   - streamIndex: the audio stream to use, or `nil` for the best one.
+    ///   - language: with `streamIndex` `nil`, the ISO 639 language of the audio stream to use;
+    ///     `nil` (default) for the best stream.
     ///   - warning: receives one-line warnings (skipped packets).
     /// - Returns: the signature and the media's tags (lowercased keys).
     /// - Throws: ``MediaDecodingError`` when the source cannot be read.
     public static func signature(ofMedia source: String, configuration: Configuration = Configuration(),
-                                 role: Role = .reference, streamIndex: Int? = nil,
+                                 role: Role = .reference, streamIndex: Int? = nil, language: String? = nil,
                                  warning: ((String) -> Void)? = nil) throws -> (Signature, [String: String]) {
         let (signatures, tags) = try self.signatures(ofMedia: source, configuration: configuration, role: role,
-                                                     streamIndex: streamIndex, warning: warning)
+                                                     streamIndex: streamIndex, language: language, warning: warning)
         return (signatures[0], tags)
     }
 }
