@@ -412,19 +412,41 @@ public final class MediaDecoder {
             frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
             frame.pointee.sample_rate = Int32(rate)
             av_channel_layout_uninit(&frame.pointee.ch_layout)
-            av_channel_layout_default(&frame.pointee.ch_layout, Int32(channelCount))
-            frame.pointee.extended_data = UnsafeMutableRawPointer(channels)
-                .assumingMemoryBound(to: UnsafeMutablePointer<UInt8>?.self)
-            defer {
-                // The samples belong to libvorbisfile: unhook them before the frame is reused or freed.
-                frame.pointee.extended_data = nil
-                frame.pointee.nb_samples = 0
-                av_channel_layout_uninit(&frame.pointee.ch_layout)
+            // Vorbis orders 3–8 channels its own way: hand them over in FFmpeg's order.
+            var planes: [UnsafeMutablePointer<UInt8>?]
+            if let (mask, order) = MediaDecoder.vorbisOrder[channelCount] {
+                av_channel_layout_from_mask(&frame.pointee.ch_layout, mask)
+                planes = order.map { UnsafeMutableRawPointer(channels[$0]).map { $0.assumingMemoryBound(to: UInt8.self) } }
+            } else {
+                av_channel_layout_default(&frame.pointee.ch_layout, Int32(channelCount))
+                planes = (0..<channelCount).map { UnsafeMutableRawPointer(channels[$0]).map { $0.assumingMemoryBound(to: UInt8.self) } }
             }
-            try place(frame, codecContext)
-            try resample(frame, codecContext)
+            try planes.withUnsafeMutableBufferPointer { buffer in
+                frame.pointee.extended_data = buffer.baseAddress
+                defer {
+                    // The samples belong to libvorbisfile: unhook them before the frame is reused or freed.
+                    frame.pointee.extended_data = nil
+                    frame.pointee.nb_samples = 0
+                    av_channel_layout_uninit(&frame.pointee.ch_layout)
+                }
+                try place(frame, codecContext)
+                try resample(frame, codecContext)
+            }
         }
     }
+
+    /// Vorbis channel orders (spec section 4.3.9) as FFmpeg channel masks, with the Vorbis
+    /// channel that goes to each of the mask's channels in FFmpeg's (bit) order.
+    private static let vorbisOrder: [Int: (UInt64, [Int])] = {
+        let (fl, fr, fc, lfe, bl, br, bc, sl, sr): (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+            (0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x100, 0x200, 0x400)
+        return [3: (fl | fr | fc, [0, 2, 1]),
+                4: (fl | fr | bl | br, [0, 1, 2, 3]),
+                5: (fl | fr | fc | bl | br, [0, 2, 1, 3, 4]),
+                6: (fl | fr | fc | lfe | bl | br, [0, 2, 1, 5, 3, 4]),
+                7: (fl | fr | fc | lfe | bc | sl | sr, [0, 2, 1, 6, 5, 3, 4]),
+                8: (fl | fr | fc | lfe | bl | br | sl | sr, [0, 2, 1, 7, 5, 6, 3, 4])]
+    }()
 
     /// Sends `packet` (nil = flush) to the decoder and resamples every frame it yields.
     private func decode(packet: UnsafeMutablePointer<AVPacket>?) throws {

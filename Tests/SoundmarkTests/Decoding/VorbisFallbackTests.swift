@@ -24,10 +24,11 @@ final class VorbisFallbackTests: XCTestCase {
 
     /// A 3 s 1 kHz Vorbis file whose identification header (alone on the first page) is
     /// padded to 31 bytes; `edit` may change the header's bytes.
-    private func oldEncoderFile(_ name: String, edit: (inout [UInt8]) -> Void = { _ in }) throws -> String {
+    private func oldEncoderFile(_ name: String, filter: String = "anull",
+                                edit: (inout [UInt8]) -> Void = { _ in }) throws -> String {
         let source = directory.appendingPathComponent("src-\(name)").path
-        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=3", "-c:a", "libvorbis", "-f", "ogg"],
-                               output: source)
+        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=3", "-af", filter,
+                                "-c:a", "libvorbis", "-f", "ogg"], output: source)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
         let segments = Int(bytes[26])
         XCTAssertEqual(segments, 1)
@@ -59,6 +60,17 @@ final class VorbisFallbackTests: XCTestCase {
         XCTAssertEqual(warnings.count, 1, "\(warnings)")
         XCTAssertEqual(warnings.first,
                        "\(path): FFmpeg cannot read it (ogg: Header processing failed: Invalid data found when processing input); decoding it with libvorbisfile")
+    }
+
+    func testSurroundChannelsKeepTheirPlaceInTheDownmix() throws {
+        // 5.1 with the tone in the centre only: libvorbisfile's channel order mapped to FFmpeg's,
+        // so the downmix gives the level FFmpeg gives for the same audio.
+        let path = try oldEncoderFile("centre.ogg", filter: "pan=5.1|FC=c0")
+        let fallback = try MediaDecoder.decodeAll(source: path, sampleRate: 8000)
+        let direct = try MediaDecoder.decodeAll(source: directory.appendingPathComponent("src-centre.ogg").path, sampleRate: 8000)
+        func rms(_ x: ArraySlice<Float>) -> Float { (x.reduce(0) { $0 + $1 * $1 } / Float(x.count)).squareRoot() }
+        XCTAssertGreaterThan(rms(direct[4000..<20000]), 0.05)
+        XCTAssertEqual(rms(fallback[4000..<20000]), rms(direct[4000..<20000]), accuracy: 0.01 * rms(direct[4000..<20000]))
     }
 
     func testFileNothingReadsGivesFFmpegsReason() throws {
