@@ -134,7 +134,9 @@ public final class MediaDecoder {
     ///     never an attached picture); otherwise the index of the stream to decode.
     ///   - language: with `streamIndex` `nil`, picks an audio stream whose language tag is this
     ///     ISO 639 code ("eng", "ger" or "deu", or the two-letter "en", "de"): the default-flagged
-    ///     one among them, else the first. `nil` (default): language tags are not looked at.
+    ///     one among them, else the first. When no audio stream carries a language tag (most
+    ///     audio files), the best stream is used with a warning. `nil` (default): language tags
+    ///     are not looked at.
     ///   - warning: receives one-line warnings (corrupt packet skipped, input ended
     ///     early, ...); may be `nil`.
     ///   - networkTimeout: for other network inputs (http, https, tcp, rtmp, HLS, ...), seconds
@@ -143,8 +145,8 @@ public final class MediaDecoder {
     ///     ignored for files, pipes and UDP, and when the URL sets `rw_timeout` itself.
     /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
     ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
-    ///   `streamIndex`), `.noStreamInLanguage` (no audio stream tagged `language`; the error
-    ///   lists the audio streams), `.decoderUnavailable`.
+    ///   `streamIndex`), `.noStreamInLanguage` (streams are tagged, none with `language`; the
+    ///   error lists the audio streams), `.decoderUnavailable`.
     public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
                 warning: ((String) -> Void)? = nil, networkTimeout: Double = 15) throws {
         _ = MediaDecoder.configureLogging
@@ -822,7 +824,8 @@ extension MediaDecoder {
         }
 
         let streams = audioStreams(fmt)
-        let index = try chooseStream(fmt, requested: requestedStream, language: language, streams: streams, source: source)
+        let index = try chooseStream(fmt, requested: requestedStream, language: language, streams: streams, source: source,
+                                     warning: warning)
         let stream = fmt.pointee.streams[index]!
         let parameters = stream.pointee.codecpar!
         let codecID = parameters.pointee.codec_id
@@ -907,7 +910,8 @@ extension MediaDecoder {
     }
 
     private static func chooseStream(_ fmt: UnsafeMutablePointer<AVFormatContext>, requested: Int?, language: String?,
-                                     streams: [AudioStreamInfo], source: String) throws -> Int {
+                                     streams: [AudioStreamInfo], source: String,
+                                     warning: ((String) -> Void)?) throws -> Int {
         let count = Int(fmt.pointee.nb_streams)
         if let requested {
             guard requested >= 0, requested < count, isUsableAudio(fmt.pointee.streams[requested]) else {
@@ -915,13 +919,16 @@ extension MediaDecoder {
             }
             return requested
         }
-        if let language {
+        if let language, streams.contains(where: { $0.language != nil }) {
             let matching = streams.filter { LanguageCode.matches($0.language, language) }
             guard let chosen = matching.first(where: \.isDefault) ?? matching.first else {
-                if streams.isEmpty { throw MediaDecodingError.noAudioStream(path: source) }
                 throw MediaDecodingError.noStreamInLanguage(path: source, language: language, streams: streams)
             }
             return chosen.index
+        }
+        if let language, !streams.isEmpty {
+            // No stream says its language (most audio files): the language cannot choose.
+            warning?("\(MediaDecodingError.display(source)): no audio stream is tagged with a language; '\(language)' ignored")
         }
         let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
         if best >= 0, Int(best) < count, isUsableAudio(fmt.pointee.streams[Int(best)]) {

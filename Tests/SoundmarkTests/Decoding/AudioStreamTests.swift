@@ -44,4 +44,14 @@ final class AudioStreamTests: XCTestCase {
                            "\(path): no audio stream in language 'fr'; audio streams: 0 (ger), 1 (eng), 2 (eng), 3 (no language)")
         }
     }
+
+    func testLanguageOfAFileWithoutLanguageTagsIsIgnoredWithAWarning() throws {
+        let directory = try TestSupport.temporaryDirectory(self)
+        let path = directory.appendingPathComponent("plain.flac").path
+        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-c:a", "flac"], output: path)
+        var warnings: [String] = []
+        let decoder = try MediaDecoder(source: path, sampleRate: 8000, language: "eng") { warnings.append($0) }
+        XCTAssertEqual(decoder.streamIndex, 0)
+        XCTAssertEqual(warnings, ["\(path): no audio stream is tagged with a language; 'eng' ignored"])
+    }
 }
