@@ -19,7 +19,7 @@ import Glibc
 /// layout (inputs with an unknown layout get FFmpeg's default layout for their channel
 /// count), so e.g. a 5.1 file with content only in the centre channel keeps its level.
 ///
-/// A local Ogg file FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' Vorbis headers) is
+/// An Ogg file FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' Vorbis headers), from a file or stdin, is
 /// decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when nothing
 /// reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
 ///
@@ -160,12 +160,13 @@ public final class MediaDecoder {
         self.warningHandler = warning
 
         let opened: Opened
+        let standardInput = MediaDecoder.resolve(source).isStandardInput ? try StandardInput() : nil
         do {
             opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
-                                           networkTimeout: networkTimeout)
+                                           networkTimeout: networkTimeout, standardInput: standardInput)
         } catch let error as MediaDecodingError {
-            guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex,
-                                                             language: language, error: error, warning: warning) else {
+            guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex, language: language,
+                                                             error: error, standardInput: standardInput, warning: warning) else {
                 throw error
             }
             opened = fallback
@@ -642,13 +643,23 @@ extension MediaDecoder {
     /// For an Ogg file FFmpeg refused with `error`: libvorbisfile, if it reads the file (with a
     /// warning that passes on FFmpeg's reason); `nil` otherwise.
     fileprivate static func vorbisFallback(source: String, requestedStream: Int?, language: String?,
-                                           error: MediaDecodingError, warning: ((String) -> Void)?) -> Opened? {
+                                           error: MediaDecodingError, standardInput: StandardInput?,
+                                           warning: ((String) -> Void)?) -> Opened? {
         switch error {
         case .cannotOpen, .noAudioStream, .decoderUnavailable, .readFailed: break
         default: return nil
         }
-        guard requestedStream == nil || requestedStream == 0, let path = resolve(source).localPath,
-              VorbisFileReader.looksLikeOgg(path), let reader = VorbisFileReader(path: path) else { return nil }
+        guard requestedStream == nil || requestedStream == 0 else { return nil }
+        let reader: VorbisFileReader?
+        if let path = resolve(source).localPath {
+            reader = VorbisFileReader.looksLikeOgg(path) ? VorbisFileReader(path: path) : nil
+        } else if let standardInput, standardInput.canReplay, standardInput.head.starts(with: Array("OggS".utf8)) {
+            // Everything FFmpeg read is kept: libvorbisfile starts over from it.
+            reader = VorbisFileReader(standardInputAfter: standardInput.head)
+        } else {
+            reader = nil
+        }
+        guard let reader else { return nil }
         let language = reader.tags["language"]
         let stream = AudioStreamInfo(index: 0, language: language, codec: "vorbis", channels: reader.channels, isDefault: true)
         if let wanted = languageFilter(language), !LanguageCode.matches(stream.language, wanted) { return nil }
@@ -764,7 +775,8 @@ extension MediaDecoder {
     }
 
     fileprivate static func open(source: String, requestedStream: Int?, language: String?,
-                                 warning: ((String) -> Void)?, networkTimeout: Double) throws -> Opened {
+                                 warning: ((String) -> Void)?, networkTimeout: Double,
+                                 standardInput: StandardInput?) throws -> Opened {
         let target = resolve(source)
         if let path = target.localPath { try precheck(path: path, source: source) }
 
@@ -775,14 +787,11 @@ extension MediaDecoder {
             av_dict_set(&options, "rw_timeout", String(Int64(networkTimeout * 1_000_000)), 0) // microseconds
         }
         var format: UnsafeMutablePointer<AVFormatContext>?
-        var standardInput: StandardInput?
-        if target.isStandardInput {
-            let input = try StandardInput()
+        if let standardInput {
             format = avformat_alloc_context()
             guard let format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
-            format.pointee.pb = input.context
+            format.pointee.pb = standardInput.context
             format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-            standardInput = input
         }
         FFmpegLog.begin()
         let openResult = avformat_open_input(&format, target.url, nil, &options)

@@ -10,6 +10,10 @@ import Glibc
 final class StandardInput {
     /// The first bytes read (see ``MP3GaplessInfo/headLength(_:)``).
     private(set) var head: [UInt8] = []
+    /// Bytes read from standard input so far (FFmpeg has seen them all).
+    private(set) var totalRead = 0
+    /// Whether ``head`` holds every byte read so far, so another reader can start over.
+    var canReplay: Bool { totalRead == head.count }
     /// The I/O context handed to FFmpeg (owned here; freed by ``close()``).
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
 
@@ -34,6 +38,7 @@ final class StandardInput {
         while true {
             let n = Glibc.read(0, buffer, size)
             if n > 0 {
+                totalRead += n
                 let limit = MP3GaplessInfo.headLength(head)
                 if head.count < limit {
                     head.append(contentsOf: UnsafeBufferPointer(start: buffer, count: n))

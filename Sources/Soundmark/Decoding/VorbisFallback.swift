@@ -17,9 +17,33 @@ final class VorbisFileReader {
     let tags: [String: String]
 
     /// Opens `path`; `nil` when libvorbisfile cannot read it either.
-    init?(path: String) {
+    convenience init?(path: String) {
+        self.init { file in ov_fopen(path, file) }
+    }
+
+    /// Reads standard input, whose first bytes (`initial`, all that was read so far) are
+    /// given back; `nil` when libvorbisfile cannot read it either.
+    convenience init?(standardInputAfter initial: [UInt8]) {
+        let callbacks = ov_callbacks(read_func: { buffer, size, count, _ -> Int in
+            guard let buffer else { return 0 }
+            while true {
+                let n = Glibc.read(0, buffer, size * count)
+                if n >= 0 { return n / max(size, 1) }
+                if errno != EINTR { return 0 }
+            }
+        }, seek_func: nil, close_func: nil, tell_func: nil)
+        self.init { file in
+            initial.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    ov_open_callbacks(nil, file, chars.baseAddress, chars.count, callbacks)
+                }
+            }
+        }
+    }
+
+    private init?(open: (UnsafeMutablePointer<OggVorbis_File>) -> Int32) {
         file = .allocate(capacity: 1)
-        guard ov_fopen(path, file) == 0 else {
+        guard open(file) == 0 else {
             file.deallocate()
             return nil
         }
