@@ -19,9 +19,9 @@ import Glibc
 /// layout (inputs with an unknown layout get FFmpeg's default layout for their channel
 /// count), so e.g. a 5.1 file with content only in the centre channel keeps its level.
 ///
-/// An Ogg file FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' Vorbis headers), from a file or stdin, is
-/// decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when nothing
-/// reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
+/// An Ogg Vorbis file or pipe FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' headers)
+/// is decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when
+/// nothing reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
 ///
 /// FFmpeg's own console logging is silenced; problems that do not stop decoding
 /// (a corrupt packet skipped, a premature end of input) are reported through the
