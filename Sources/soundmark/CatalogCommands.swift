@@ -27,10 +27,50 @@ func slug(_ text: String) -> String {
     return out.isEmpty ? "reference" : out
 }
 
+let languageOption = OptionSpec(name: "language", value: "LANG",
+    help: "decode the audio stream in this language, an ISO 639 code: eng (or en), ger/deu (or de)… (default: the best, usually the default-flagged, audio stream)")
+let verboseStreamOption = OptionSpec(name: "verbose", value: nil, help: "name the audio stream used (index, language, codec) on stderr")
+
 func streamIndex(_ args: ParsedArguments) throws -> Int? {
     guard let s = args.value("stream") else { return nil }
     guard let n = Int(s), n >= 0 else { throw UsageError(message: "--stream takes a stream index (0, 1, …), got '\(s)'") }
     return n
+}
+
+/// Which audio stream to decode: `--stream N` or `--language LANG` (not both), else the best one.
+struct StreamChoice {
+    var index: Int?
+    var language: String?
+}
+
+func streamChoice(_ args: ParsedArguments) throws -> StreamChoice {
+    let index = try streamIndex(args)
+    guard let language = args.value("language") else { return StreamChoice(index: index) }
+    guard LanguageCode.equivalents(of: language) != nil else {
+        throw UsageError(message: "--language takes an ISO 639 code such as eng or en, got '\(language)'")
+    }
+    if index != nil { throw UsageError(message: "--stream and --language both choose the audio stream: give one") }
+    return StreamChoice(index: nil, language: language)
+}
+
+/// Opens `source` on the chosen audio stream; with `verbose`, names that stream on stderr.
+func openMedia(_ source: String, sampleRate: Int, _ choice: StreamChoice, verbose: Bool) throws -> MediaDecoder {
+    let decoder = try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: choice.index,
+                                   language: choice.language) { warn($0) }
+    if verbose {
+        let count = decoder.audioStreams.count
+        printError("\(source == "-" ? "<stdin>" : source): audio stream \(decoder.chosenStream.details)"
+                   + (count > 1 ? " of \(count) audio streams" : ""))
+    }
+    return decoder
+}
+
+/// When nothing matched: the input's other audio streams, if it has any, as one line.
+func otherStreamsNote(_ source: String, _ decoder: MediaDecoder) -> String? {
+    let others = decoder.audioStreams.filter { $0.index != decoder.streamIndex }
+    guard !others.isEmpty else { return nil }
+    return "\(source == "-" ? "<stdin>" : source): nothing matched in audio stream \(decoder.chosenStream.label); "
+        + "it has other audio streams: \(others.map(\.label).joined(separator: ", ")) (choose with --stream N or --language LANG)"
 }
 
 /// Inputs of `catalog add`: explicit files, and media files found by walking folders
@@ -120,15 +160,17 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     }
     let properties = try parseProperties(args.all("property"))
     let annotations = try args.value("annotations").map { try readAnnotations($0, encoding: args.value("encoding")) }
-    let stream = try streamIndex(args)
+    let stream = try streamChoice(args)
     let catalog = try Catalog(path: catalogPath, create: true)
     var failures = 0
     let progress = Progress(total: inputs.count)
     for (n, input) in inputs.enumerated() {
         progress.show(n, input.path)
         do {
-            let (signature, tags) = try SignatureGenerator.signature(ofMedia: input.path, configuration: catalog.configuration,
-                                                                       streamIndex: stream) { warn($0) }
+            let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream,
+                                        verbose: args.has("verbose"))
+            let signature = try SignatureGenerator.signatures(decoding: decoder, configuration: catalog.configuration)[0]
+            let tags = decoder.tags
             let fileName = ((input.path as NSString).lastPathComponent as NSString).deletingPathExtension
             let item = MediaItem(id: args.value("id") ?? slug(input.idStem),
                                  title: args.value("title") ?? tags["title"] ?? fileName,
@@ -277,7 +319,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "artist", value: "TEXT", help: "artist (default: tag)"),
                           OptionSpec(name: "property", value: "KEY=VALUE", help: "custom property (repeatable)", repeatable: true),
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT or JSON) in reference time"),
-                          encodingOption, streamOption],
+                          encodingOption, streamOption, languageOption, verboseStreamOption],
                 positional: 1...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",
                 details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],

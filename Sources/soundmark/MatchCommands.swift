@@ -16,14 +16,17 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
     let source = args.positional[0]
-    let (signatures, _) = try SignatureGenerator.signatures(ofMedia: source, configuration: matcher.index.configuration, role: .query,
-                                                            framings: Matcher.framings, streamIndex: try streamIndex(args)) { warn($0) }
+    let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
+                                verbose: args.has("verbose"))
+    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: matcher.index.configuration, role: .query,
+                                                       framings: Matcher.framings)
     let signature = signatures[0]
     let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
     if signature.duration < 2 {
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
+    if matches.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     if format == "json" {
         print(JSONOutput.object([("matches", .array(matches.map(\.json)))]).text)
     } else if matches.isEmpty {
@@ -50,7 +53,7 @@ let matchCommands: [CommandSpec] = [
                 Exit code 0 with a match, 1 with none, 2 on error.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
-                          thresholdOption, streamOption],
+                          thresholdOption, streamOption, languageOption, verboseStreamOption],
                 positional: 1...1, run: runIdentify),
 ]
 
@@ -68,17 +71,22 @@ func plainText(_ text: String) -> String {
 
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "cue", "audacity"]
 
-/// Decodes and scans a recording; returns the segments and the recording's length in seconds.
-func scanRecording(_ source: String, index: CatalogIndex, stream: Int?) throws -> (segments: [Segment], duration: Double) {
-    let decoder = try MediaDecoder(source: source, sampleRate: index.configuration.sampleRate, streamIndex: stream) { warn($0) }
+/// Decodes and scans a recording; returns the segments, the recording's playback duration in
+/// seconds and the decoder (for its streams).
+func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice,
+                   verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
+    let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
     while let chunk = try decoder.nextChunk() {
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
     }
     generator.finish { scanner.consume($0) }
+    // Times are on the media's playback time line (see MediaDecoder); so is the duration.
+    // Segments end with the audio (the samples analysed, silence for a late start included).
+    let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
     let frames = Int(generator.sampleCount) / index.configuration.hopLength
-    return (scanner.finish(recordingFrames: frames), Double(generator.sampleCount) / Double(index.configuration.sampleRate))
+    return (scanner.finish(recordingFrames: frames), duration, decoder)
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {
@@ -93,7 +101,9 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let source = args.positional[0]
-    let (segments, duration) = try scanRecording(source, index: index, stream: try streamIndex(args))
+    let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
+                                                          verbose: args.has("verbose"))
+    if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
     // Annotations of every reference found, mapped through the alignment map.
@@ -182,6 +192,6 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
               OptionSpec(name: "format", value: "FORMAT", help: "setlist (default), json, csv, srt, vtt, cue, audacity"),
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
-              OptionSpec(name: "verbose", value: nil, help: "report dropped annotations and totals on stderr"),
-              streamOption],
+              OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
+              streamOption, languageOption],
     positional: 1...1, run: runScan)

@@ -160,10 +160,10 @@ func isNetworkURL(_ source: String) -> Bool {
 /// The reader thread: opens `source`, posts its chunks, and, when `reconnectTimeout` is set,
 /// reopens it after it ends, with exponential back-off (``reconnectFirstDelay`` doubling up to
 /// ``reconnectMaxDelay``), giving up once it has been down for `reconnectTimeout` seconds.
-func readSource(_ source: String, sampleRate: Int, stream: Int?, reconnectTimeout: Double?, channel: SourceChannel) {
+func readSource(_ source: String, sampleRate: Int, stream: StreamChoice, reconnectTimeout: Double?, channel: SourceChannel) {
     defer { channel.markReaderDone() }
     func open() throws -> MediaDecoder {
-        try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream) { warn($0) }
+        try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream.index, language: stream.language) { warn($0) }
     }
     var decoder: MediaDecoder
     let start = unixNow()
@@ -387,7 +387,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
         reconnectTimeout = nil
     }
-    let stream = try streamIndex(args)
+    let stream = try streamChoice(args)
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let configuration = index.configuration
@@ -539,5 +539,5 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "reconnect", value: nil,
                          help: "reopen a network URL when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
               OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down this long (default 60)"),
-              streamOption],
+              streamOption, languageOption],
     positional: 1...1, run: runMonitor)

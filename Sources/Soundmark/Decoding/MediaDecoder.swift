@@ -7,13 +7,21 @@ import Glibc
 /// Streaming FFmpeg decoder: opens any input FFmpeg can read, picks one audio
 /// stream, and yields mono Float32 PCM resampled to a fixed analysis rate.
 ///
-/// Sample positions come purely from counting output samples (the first decoded
-/// sample is index 0); container timestamps and durations are ignored. Memory use is
+/// Sample positions are on the media's playback time line (see ``PlaybackClock``): sample
+/// `n` plays at `n / sampleRate` seconds after the container's start time, as a player shows
+/// it. Audio that starts after the container's start (a video whose sound starts later) is
+/// preceded by silence, and audio lost in the middle (missing packets, undecodable frames)
+/// becomes silence of the same length with a warning ("2.0 s of audio missing at 50.0 s");
+/// time stamp jitter below 50 ms is ignored (samples are counted). Memory use is
 /// flat: audio is produced chunk by chunk (about 1 s each) and never accumulated.
 ///
 /// Multichannel input is downmixed with swresample's standard matrix for the input
 /// layout (inputs with an unknown layout get FFmpeg's default layout for their channel
 /// count), so e.g. a 5.1 file with content only in the centre channel keeps its level.
+///
+/// An Ogg Vorbis file or pipe FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' headers)
+/// is decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when
+/// nothing reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
 ///
 /// FFmpeg's own console logging is silenced; problems that do not stop decoding
 /// (a corrupt packet skipped, a premature end of input) are reported through the
@@ -26,11 +34,31 @@ public final class MediaDecoder {
     public let tags: [String: String]
     /// Index (in the container's stream list) of the audio stream being decoded.
     public let streamIndex: Int
+    /// Every audio stream of the input (attached pictures excluded), in container order.
+    public let audioStreams: [AudioStreamInfo]
+    /// The audio stream being decoded (one of ``audioStreams``).
+    public var chosenStream: AudioStreamInfo {
+        audioStreams.first { $0.index == streamIndex }
+            ?? AudioStreamInfo(index: streamIndex, language: nil, codec: "?", channels: 0, isDefault: false)
+    }
     /// Short description of the input stream, e.g. "mp3, 44100 Hz, 2 channels".
     public let inputDescription: String
     /// Total output samples (at the output rate, in Hz given to `init`) returned by
-    /// `nextChunk()` so far; equals the `firstSample` of the next chunk.
+    /// `nextChunk()` so far, silence for a late start or a hole included; equals the
+    /// `firstSample` of the next chunk (samples on the playback time line).
     public private(set) var samplesProduced: Int64 = 0
+    /// The end of the audio on the playback time line, in output samples (one past the last
+    /// sample), once `nextChunk()` has returned `nil`; `nil` before. Nothing soundmark reports
+    /// about this input should end later than this.
+    public var audioEnd: Int64? { finished && pending.isEmpty && silence.isEmpty ? samplesProduced : nil }
+    /// The playback duration of the input in seconds, once `nextChunk()` has returned `nil`
+    /// (`nil` before): the end of the audio (``audioEnd`` / rate) or, for a file with video
+    /// whose container knows a longer duration, that duration (what a player shows).
+    public var playbackDuration: Double? {
+        guard let end = audioEnd else { return nil }
+        let audio = Double(end) / Double(outputRate)
+        return containerDuration.map { max($0, audio) } ?? audio
+    }
 
     // MARK: - Private state
 
@@ -52,6 +80,34 @@ public final class MediaDecoder {
     private var resamplerLayout = AVChannelLayout()
 
     private var pending: [Float] = []
+    /// Silence still to be emitted: `count` zero samples before `pending[offset]`, sorted by offset.
+    private var silence: [(offset: Int, count: Int)] = []
+    private var clock: PlaybackClock
+    /// The container's start time in seconds (`nil` until known: then the first frame's time stamp).
+    private var origin: Double?
+    /// For a file with video: the container's duration in seconds, the playback duration's floor.
+    private let containerDuration: Double?
+    /// Raw elementary stream (MP3, ADTS AAC, AC-3, ...): its time stamps are derived from a
+    /// count of frames, so lost frames are estimated from the bytes skipped.
+    private let isRawStream: Bool
+    /// End (byte position) of the packet of the last decoded frame, and its bytes per second.
+    private var lastFrameEnd: Int64 = -1
+    private var lastByteRate: Double = 0
+    /// A packet or frame failed to decode since the last good frame.
+    private var damageSinceLastFrame = false
+    /// Raw streams: output samples estimated lost (from bytes skipped) and not yet filled, so
+    /// that small losses add up until they are worth a gap instead of being forgotten.
+    private var rawLoss: Int64 = 0
+    /// Standard input's I/O context, when reading `-` (freed after the format context).
+    private var standardInput: StandardInput?
+    /// libvorbisfile, for an Ogg Vorbis file FFmpeg refused (then there is no format context).
+    private var vorbisFile: VorbisFileReader?
+    /// The end of the real audio (output samples on the playback time line) when the stream
+    /// declares it (an MP3's LAME header: frames − encoder delay − padding): decoded audio past
+    /// it is encoder padding and dropped, unless more than ``limitSlack`` follows (then the
+    /// declaration was not about the whole stream, e.g. concatenated MP3s, and is dropped).
+    private var outputLimit: Int64?
+    private let limitSlack: Int64
     private var scratch: [Float] = []
     private var finished = false
     private var packetsDecoded = 0
@@ -62,7 +118,7 @@ public final class MediaDecoder {
     private static let maxWarnings = 25
 
     private static let configureLogging: Void = {
-        av_log_set_level(soundmark_av_log_quiet())
+        FFmpegLog.install()
     }()
 
     // MARK: - Init
@@ -76,6 +132,11 @@ public final class MediaDecoder {
     ///   - sampleRate: output rate in Hz (mono Float32), e.g. 8000–192000.
     ///   - streamIndex: `nil` picks the best audio stream (`av_find_best_stream`,
     ///     never an attached picture); otherwise the index of the stream to decode.
+    ///   - language: with `streamIndex` `nil`, picks an audio stream whose language tag is this
+    ///     ISO 639 code ("eng", "ger" or "deu", or the two-letter "en", "de"): the default-flagged
+    ///     one among them, else the first. When no audio stream carries a language tag (most
+    ///     audio files), the best stream is used with a warning. `nil` (default): language tags
+    ///     are not looked at.
     ///   - warning: receives one-line warnings (corrupt packet skipped, input ended
     ///     early, ...); may be `nil`.
     ///   - networkTimeout: for other network inputs (http, https, tcp, rtmp, HLS, ...), seconds
@@ -84,8 +145,9 @@ public final class MediaDecoder {
     ///     ignored for files, pipes and UDP, and when the URL sets `rw_timeout` itself.
     /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
     ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
-    ///   `streamIndex`), `.decoderUnavailable`.
-    public init(source: String, sampleRate: Int, streamIndex: Int? = nil,
+    ///   `streamIndex`), `.noStreamInLanguage` (streams are tagged, none with `language`; the
+    ///   error lists the audio streams), `.decoderUnavailable`.
+    public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
                 warning: ((String) -> Void)? = nil, networkTimeout: Double = 15) throws {
         _ = MediaDecoder.configureLogging
         guard sampleRate >= 1000, sampleRate <= 768_000 else {
@@ -97,16 +159,39 @@ public final class MediaDecoder {
         self.chunkSize = sampleRate // 1 s per chunk
         self.warningHandler = warning
 
-        let opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, warning: warning,
-                                           networkTimeout: networkTimeout)
+        let opened: Opened
+        let standardInput = MediaDecoder.resolve(source).isStandardInput ? try StandardInput() : nil
+        do {
+            opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
+                                           networkTimeout: networkTimeout, standardInput: standardInput)
+        } catch let error as MediaDecodingError {
+            guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex, language: language,
+                                                             error: error, standardInput: standardInput, warning: warning) else {
+                throw error
+            }
+            opened = fallback
+        }
         // UDP ends on its own 5 s timeout when the sender stops: that is its normal end.
         self.networkTimeout = opened.isUDP ? 0 : networkTimeout
         self.isNetwork = opened.isNetwork
         self.formatContext = opened.format
         self.codecContext = opened.codec
         self.streamIndex = opened.streamIndex
+        self.audioStreams = opened.audioStreams
         self.tags = opened.tags
         self.inputDescription = opened.description
+        self.clock = PlaybackClock(rate: sampleRate)
+        self.origin = opened.origin
+        self.containerDuration = opened.containerDuration
+        self.isRawStream = opened.isRawStream
+        self.standardInput = opened.standardInput
+        self.vorbisFile = opened.vorbisFile
+        if let info = opened.gapless {
+            outputLimit = Int64((Double(info.validSamples) * Double(sampleRate) / Double(info.sampleRate)).rounded())
+            limitSlack = Int64(3 * info.samplesPerFrame * sampleRate / info.sampleRate) + 64
+        } else {
+            limitSlack = 0
+        }
         self.packet = av_packet_alloc()
         self.frame = av_frame_alloc()
         if packet == nil || frame == nil {
@@ -121,6 +206,7 @@ public final class MediaDecoder {
         if packet != nil { av_packet_free(&packet) }
         if codecContext != nil { avcodec_free_context(&codecContext) }
         if formatContext != nil { avformat_close_input(&formatContext) }
+        standardInput?.close()
     }
 
     /// Decodes an entire input into one array of mono samples at `sampleRate` Hz.
@@ -146,28 +232,130 @@ public final class MediaDecoder {
     /// Returns the next block of output samples (1 s = `sampleRate` samples, except
     /// the last one, which may be shorter), or `nil` once the input is exhausted.
     ///
-    /// A corrupt or undecodable packet is skipped with a warning and decoding goes on;
+    /// A corrupt or undecodable packet is skipped with a warning and decoding goes on (the
+    /// audio it held becomes silence when it is worth 50 ms or more: see ``PlaybackClock``);
     /// a truncated file or a read error after audio has started simply ends the input
     /// (with a warning). Chunks are contiguous: each `firstSample` equals the previous
-    /// `firstSample + samples.count`.
+    /// `firstSample + samples.count`, silence for a late start or a hole included. An MP3
+    /// whose LAME header declares its length ends there, from a file or a pipe alike (the
+    /// encoder's padding is dropped).
     /// - Throws: `MediaDecodingError.readFailed` only for unrecoverable errors (out of
     ///   memory, resampler failure, an input that fails before yielding any packet).
     public func nextChunk() throws -> AudioChunk? {
-        while pending.count < chunkSize && !finished {
+        while !finished {
+            if let limit = outputLimit, samplesProduced + Int64(pendingCount) >= limit {
+                // Past the declared end: padding (decide at the end of the input) or more audio.
+                if samplesProduced + Int64(pendingCount) - limit > limitSlack {
+                    outputLimit = nil
+                    continue
+                }
+            } else if pendingCount >= chunkSize {
+                break
+            }
             try pump()
         }
-        guard !pending.isEmpty else { return nil }
-        let count = min(chunkSize, pending.count)
-        let samples = Array(pending[..<count])
-        pending.removeSubrange(..<count)
+        if finished, let limit = outputLimit {
+            dropLast(samplesProduced + Int64(pendingCount) - limit)
+        }
+        guard pendingCount > 0 else { return nil }
+        let wanted = min(chunkSize, pendingCount)
+        var samples: [Float] = []
+        samples.reserveCapacity(wanted)
+        var consumed = 0 // of pending
+        while samples.count < wanted {
+            if let gap = silence.first, gap.offset == consumed {
+                let k = min(gap.count, wanted - samples.count)
+                samples.append(contentsOf: repeatElement(0, count: k))
+                if k == gap.count { silence.removeFirst() } else { silence[0].count -= k }
+                continue
+            }
+            let limit = silence.first?.offset ?? pending.count
+            let k = min(limit - consumed, wanted - samples.count)
+            samples.append(contentsOf: pending[consumed..<(consumed + k)])
+            consumed += k
+        }
+        pending.removeSubrange(..<consumed)
+        for i in silence.indices { silence[i].offset -= consumed }
         let chunk = AudioChunk(firstSample: samplesProduced, samples: samples)
-        samplesProduced += Int64(count)
+        samplesProduced += Int64(wanted)
         return chunk
+    }
+
+    /// Removes the last `count` samples not yet returned (silence or decoded).
+    private func dropLast(_ count: Int64) {
+        var left = Int(max(0, count))
+        while left > 0 {
+            if let gap = silence.last, gap.offset == pending.count {
+                let k = min(left, gap.count)
+                if k == gap.count { silence.removeLast() } else { silence[silence.count - 1].count -= k }
+                left -= k
+            } else if !pending.isEmpty {
+                let k = min(left, pending.count - (silence.last?.offset ?? 0))
+                pending.removeLast(k)
+                left -= k
+            } else {
+                break
+            }
+        }
+    }
+
+    /// Samples decoded (or silence decided) but not yet returned.
+    private var pendingCount: Int { pending.count + silence.reduce(0) { $0 + $1.count } }
+
+    /// Places a decoded frame on the playback time line before it is resampled: inserts the
+    /// silence that precedes it (late start, lost audio) and reports holes and jumps.
+    private func place(_ frame: UnsafeMutablePointer<AVFrame>,
+                       _ codecContext: UnsafeMutablePointer<AVCodecContext>?) throws {
+        let buffered = resampler.map { Int64(swr_get_delay($0, Int64(outputRate))) } ?? 0
+        let count = samplesProduced + Int64(pendingCount) + buffered
+        var position: Int64?
+        let byteEnd = frame.pointee.pkt_pos >= 0 && frame.pointee.pkt_size > 0
+            ? frame.pointee.pkt_pos + Int64(frame.pointee.pkt_size) : -1
+        if isRawStream {
+            // Time stamps of raw streams count frames: estimate lost ones from the bytes skipped.
+            if damageSinceLastFrame, lastFrameEnd >= 0, lastByteRate > 0, frame.pointee.pkt_pos > lastFrameEnd {
+                let seconds = Double(frame.pointee.pkt_pos - lastFrameEnd) / lastByteRate
+                rawLoss += Int64((seconds * Double(outputRate)).rounded())
+            }
+            if !clock.started {
+                position = 0
+            } else if rawLoss != 0 {
+                position = count + rawLoss
+            }
+        } else {
+            var timestamp = frame.pointee.best_effort_timestamp
+            if timestamp == soundmark_av_nopts_value() { timestamp = frame.pointee.pts }
+            if timestamp != soundmark_av_nopts_value(), let codecContext {
+                let base = codecContext.pointee.pkt_timebase
+                // Container start time unknown: the first time stamp is the origin.
+                if origin == nil { origin = PlaybackClock.seconds(timestamp: timestamp, timeBase: (base.num, base.den)) }
+                position = clock.sample(timestamp: timestamp, timeBase: (base.num, base.den), origin: origin ?? 0)
+            }
+        }
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : (codecContext?.pointee.sample_rate ?? 0)
+        if byteEnd >= 0 && rate > 0 && frame.pointee.nb_samples > 0 {
+            lastFrameEnd = byteEnd
+            lastByteRate = Double(frame.pointee.pkt_size) * Double(rate) / Double(frame.pointee.nb_samples)
+        }
+        damageSinceLastFrame = false
+        let decision = clock.place(position: position, count: count)
+        rawLoss -= decision.fill
+        if let message = decision.warning { warn(message) }
+        if decision.fill > 0 {
+            try drainResampler() // the frames before the hole end where they end
+            let fill = Int(decision.fill)
+            if let last = silence.last, last.offset == pending.count {
+                silence[silence.count - 1].count += fill
+            } else {
+                silence.append((pending.count, fill))
+            }
+        }
     }
 
     /// Reads one packet and decodes it if it belongs to our stream; at the end of the
     /// input, flushes decoder and resampler and marks the decoder finished.
     private func pump() throws {
+        if let vorbisFile { return try pump(vorbisFile) }
         guard let formatContext, let packet else { finished = true; return }
         let result = av_read_frame(formatContext, packet)
         if result == soundmark_averror(EAGAIN) {
@@ -209,6 +397,60 @@ public final class MediaDecoder {
         finished = true
     }
 
+    /// Decodes one block with libvorbisfile and resamples it; at the end, flushes the resampler.
+    private func pump(_ reader: VorbisFileReader) throws {
+        guard let frame else { finished = true; return }
+        switch reader.next() {
+        case .end:
+            try drainResampler()
+            finished = true
+        case .hole:
+            warn("corrupt audio skipped at \(positionString()) (hole in the Ogg data)")
+        case .failed(let code):
+            warn("input ended early at \(positionString()): libvorbisfile error \(code)")
+            try drainResampler()
+            finished = true
+        case let .audio(channels, count, channelCount, rate):
+            frame.pointee.nb_samples = Int32(count)
+            frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+            frame.pointee.sample_rate = Int32(rate)
+            av_channel_layout_uninit(&frame.pointee.ch_layout)
+            // Vorbis orders 3–8 channels its own way: hand them over in FFmpeg's order.
+            var planes: [UnsafeMutablePointer<UInt8>?]
+            if let (mask, order) = MediaDecoder.vorbisOrder[channelCount] {
+                av_channel_layout_from_mask(&frame.pointee.ch_layout, mask)
+                planes = order.map { UnsafeMutableRawPointer(channels[$0]).map { $0.assumingMemoryBound(to: UInt8.self) } }
+            } else {
+                av_channel_layout_default(&frame.pointee.ch_layout, Int32(channelCount))
+                planes = (0..<channelCount).map { UnsafeMutableRawPointer(channels[$0]).map { $0.assumingMemoryBound(to: UInt8.self) } }
+            }
+            try planes.withUnsafeMutableBufferPointer { buffer in
+                frame.pointee.extended_data = buffer.baseAddress
+                defer {
+                    // The samples belong to libvorbisfile: unhook them before the frame is reused or freed.
+                    frame.pointee.extended_data = nil
+                    frame.pointee.nb_samples = 0
+                    av_channel_layout_uninit(&frame.pointee.ch_layout)
+                }
+                try place(frame, codecContext)
+                try resample(frame, codecContext)
+            }
+        }
+    }
+
+    /// Vorbis channel orders (spec section 4.3.9) as FFmpeg channel masks, with the Vorbis
+    /// channel that goes to each of the mask's channels in FFmpeg's (bit) order.
+    private static let vorbisOrder: [Int: (UInt64, [Int])] = {
+        let (fl, fr, fc, lfe, bl, br, bc, sl, sr): (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) =
+            (0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x100, 0x200, 0x400)
+        return [3: (fl | fr | fc, [0, 2, 1]),
+                4: (fl | fr | bl | br, [0, 1, 2, 3]),
+                5: (fl | fr | fc | bl | br, [0, 2, 1, 3, 4]),
+                6: (fl | fr | fc | lfe | bl | br, [0, 2, 1, 5, 3, 4]),
+                7: (fl | fr | fc | lfe | bc | sl | sr, [0, 2, 1, 6, 5, 3, 4]),
+                8: (fl | fr | fc | lfe | bl | br | sl | sr, [0, 2, 1, 7, 5, 6, 3, 4])]
+    }()
+
     /// Sends `packet` (nil = flush) to the decoder and resamples every frame it yields.
     private func decode(packet: UnsafeMutablePointer<AVPacket>?) throws {
         guard let codecContext, let frame else { return }
@@ -225,6 +467,7 @@ public final class MediaDecoder {
                 throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
             }
             if sent < 0 && sent != soundmark_averror_eof() && sent != soundmark_averror(EAGAIN) {
+                damageSinceLastFrame = true
                 warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))")
             }
             break
@@ -241,10 +484,12 @@ public final class MediaDecoder {
                 throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
             }
             if received < 0 {
+                damageSinceLastFrame = true
                 warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))")
                 return
             }
             defer { av_frame_unref(frame) }
+            if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
             try resample(frame, codecContext)
         }
     }
@@ -252,17 +497,17 @@ public final class MediaDecoder {
     /// Converts one decoded frame to mono Float32 at the output rate and appends it to
     /// `pending`, (re)building the resampler when the input format changes.
     private func resample(_ frame: UnsafeMutablePointer<AVFrame>,
-                          _ codecContext: UnsafeMutablePointer<AVCodecContext>) throws {
+                          _ codecContext: UnsafeMutablePointer<AVCodecContext>?) throws {
         let sampleCount = frame.pointee.nb_samples
         guard sampleCount > 0 else { return }
-        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : (codecContext?.pointee.sample_rate ?? 0)
         let format = frame.pointee.format
 
         var layout = AVChannelLayout()
         defer { av_channel_layout_uninit(&layout) }
         if frame.pointee.ch_layout.nb_channels > 0 {
             _ = av_channel_layout_copy(&layout, &frame.pointee.ch_layout)
-        } else {
+        } else if let codecContext {
             _ = av_channel_layout_copy(&layout, &codecContext.pointee.ch_layout)
         }
         let channels = layout.nb_channels
@@ -346,7 +591,7 @@ public final class MediaDecoder {
     // MARK: - Helpers
 
     private func positionString() -> String {
-        let seconds = Double(samplesProduced + Int64(pending.count)) / Double(outputRate)
+        let seconds = Double(samplesProduced + Int64(pendingCount)) / Double(outputRate)
         return String(format: "%.2f s", seconds)
     }
 
@@ -377,14 +622,61 @@ public final class MediaDecoder {
 
 extension MediaDecoder {
     fileprivate struct Opened {
-        var format: UnsafeMutablePointer<AVFormatContext>
-        var codec: UnsafeMutablePointer<AVCodecContext>
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        var codec: UnsafeMutablePointer<AVCodecContext>?
         var streamIndex: Int
+        var audioStreams: [AudioStreamInfo]
         var tags: [String: String]
         var description: String
         var isNetwork: Bool
         var isUDP: Bool
+        /// The container's start time in seconds (`nil` when FFmpeg does not know it).
+        var origin: Double?
+        /// For a file with video: the container's duration in seconds.
+        var containerDuration: Double?
+        var isRawStream: Bool
+        var standardInput: StandardInput?
+        var gapless: MP3GaplessInfo?
+        var vorbisFile: VorbisFileReader?
     }
+
+    /// For an Ogg file FFmpeg refused with `error`: libvorbisfile, if it reads the file (with a
+    /// warning that passes on FFmpeg's reason); `nil` otherwise.
+    fileprivate static func vorbisFallback(source: String, requestedStream: Int?, language: String?,
+                                           error: MediaDecodingError, standardInput: StandardInput?,
+                                           warning: ((String) -> Void)?) -> Opened? {
+        switch error {
+        case .cannotOpen, .noAudioStream, .decoderUnavailable, .readFailed: break
+        default: return nil
+        }
+        guard requestedStream == nil || requestedStream == 0 else { return nil }
+        let reader: VorbisFileReader?
+        if let path = resolve(source).localPath {
+            reader = VorbisFileReader.looksLikeOgg(path) ? VorbisFileReader(path: path) : nil
+        } else if let standardInput, standardInput.canReplay, standardInput.head.starts(with: Array("OggS".utf8)) {
+            // Everything FFmpeg read is kept: libvorbisfile starts over from it.
+            reader = VorbisFileReader(standardInputAfter: standardInput.head)
+        } else {
+            reader = nil
+        }
+        guard let reader else { return nil }
+        let language = reader.tags["language"]
+        let stream = AudioStreamInfo(index: 0, language: language, codec: "vorbis", channels: reader.channels, isDefault: true)
+        if let wanted = languageFilter(language), !LanguageCode.matches(stream.language, wanted) { return nil }
+        let cause: String
+        switch error {
+        case let .cannotOpen(_, reason), let .readFailed(_, reason): cause = reason
+        default: cause = error.errorDescription ?? "refused"
+        }
+        warning?("\(MediaDecodingError.display(source)): FFmpeg cannot read it (\(cause)); decoding it with libvorbisfile")
+        return Opened(format: nil, codec: nil, streamIndex: 0, audioStreams: [stream], tags: reader.tags,
+                      description: "vorbis, \(reader.rate) Hz, " + (reader.channels == 1 ? "1 channel" : "\(reader.channels) channels")
+                        + " (libvorbisfile)",
+                      isNetwork: false, isUDP: false, origin: nil, containerDuration: nil, isRawStream: false,
+                      standardInput: nil, gapless: nil, vorbisFile: reader)
+    }
+
+    private static func languageFilter(_ language: String?) -> String? { language }
 
     /// Where to read from: the URL handed to FFmpeg and, for local files, the path to
     /// pre-check.
@@ -393,11 +685,13 @@ extension MediaDecoder {
         var localPath: String?
         var isNetwork: Bool
         var isUDP: Bool
+        /// Standard input (`-`, `pipe:`, `pipe:0`), read through ``StandardInput``.
+        var isStandardInput = false
     }
 
     private static func resolve(_ source: String) -> Target {
         if source == "-" || source == "pipe:" || source == "pipe:0" {
-            return Target(url: "pipe:0", localPath: nil, isNetwork: false, isUDP: false)
+            return Target(url: "pipe:0", localPath: nil, isNetwork: false, isUDP: false, isStandardInput: true)
         }
         if source.hasPrefix("file:") {
             var path = String(source.dropFirst("file:".count))
@@ -436,6 +730,36 @@ extension MediaDecoder {
         }
     }
 
+    /// `openReason(code)`, but FFmpeg's own message (`detail`, e.g. "ogg: Header processing
+    /// failed: Invalid data found when processing input") instead of the generic "not a media
+    /// file" when a demuxer recognised the input and said why it gave up.
+    private static func openReason(_ code: Int32, detail: String?) -> String {
+        let reason = openReason(code)
+        if let detail, reason == "not a media file or unsupported format" { return detail }
+        return reason
+    }
+
+    /// Whether FFmpeg recognises the input's first bytes as some format by their content alone
+    /// (not by the file name's extension): then a demuxer's own complaint is the reason to give.
+    private static func recognised(_ target: Target, _ standardInput: StandardInput?) -> Bool {
+        var head = standardInput?.head ?? []
+        if let path = target.localPath, let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 4096)) ?? Data())
+            try? handle.close()
+        }
+        guard !head.isEmpty else { return false }
+        let count = head.count
+        head += [UInt8](repeating: 0, count: 64) // AVPROBE_PADDING_SIZE
+        var score: Int32 = 0
+        let format = head.withUnsafeMutableBufferPointer { buffer -> UnsafePointer<AVInputFormat>? in
+            "".withCString { name in
+                var probe = AVProbeData(filename: name, buf: buffer.baseAddress, buf_size: Int32(count), mime_type: nil)
+                return av_probe_input_format3(&probe, 1, &score)
+            }
+        }
+        return format != nil && score >= 50 // AVPROBE_SCORE_EXTENSION
+    }
+
     private static func openReason(_ code: Int32) -> String {
         switch code {
         case soundmark_averror(ENOENT): return "no such file"
@@ -450,8 +774,9 @@ extension MediaDecoder {
         }
     }
 
-    fileprivate static func open(source: String, requestedStream: Int?,
-                                 warning: ((String) -> Void)?, networkTimeout: Double) throws -> Opened {
+    fileprivate static func open(source: String, requestedStream: Int?, language: String?,
+                                 warning: ((String) -> Void)?, networkTimeout: Double,
+                                 standardInput: StandardInput?) throws -> Opened {
         let target = resolve(source)
         if let path = target.localPath { try precheck(path: path, source: source) }
 
@@ -462,12 +787,21 @@ extension MediaDecoder {
             av_dict_set(&options, "rw_timeout", String(Int64(networkTimeout * 1_000_000)), 0) // microseconds
         }
         var format: UnsafeMutablePointer<AVFormatContext>?
+        if let standardInput {
+            format = avformat_alloc_context()
+            guard let format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
+            format.pointee.pb = standardInput.context
+            format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        }
+        FFmpegLog.begin()
         let openResult = avformat_open_input(&format, target.url, nil, &options)
+        let openMessage = FFmpegLog.end()
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
             // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
             let reason = target.isNetwork && openResult == soundmark_averror(EIO)
-                ? "network error (host not found, unreachable or refused)" : openReason(openResult)
+                ? "network error (host not found, unreachable or refused)"
+                : openReason(openResult, detail: recognised(target, standardInput) ? openMessage : nil)
             throw MediaDecodingError.cannotOpen(path: source, reason: reason)
         }
         var success = false
@@ -477,6 +811,7 @@ extension MediaDecoder {
                 if codec != nil { avcodec_free_context(&codec) }
                 var toClose: UnsafeMutablePointer<AVFormatContext>? = fmt
                 avformat_close_input(&toClose)
+                standardInput?.close() // after the format context that reads from it
             }
         }
 
@@ -484,17 +819,22 @@ extension MediaDecoder {
         if let demuxer = fmt.pointee.iformat?.pointee.name, String(cString: demuxer) == "tty" {
             throw MediaDecodingError.cannotOpen(path: source, reason: "not a media file or unsupported format")
         }
+        FFmpegLog.begin()
         let infoResult = avformat_find_stream_info(fmt, nil)
+        let infoMessage = FFmpegLog.end()
         if fmt.pointee.nb_streams == 0 {
             throw MediaDecodingError.cannotOpen(
                 path: source,
-                reason: infoResult < 0 ? openReason(infoResult) : "not a media file or unsupported format")
+                reason: openReason(infoResult < 0 ? infoResult : soundmark_averror_invaliddata(),
+                                   detail: recognised(target, standardInput) ? infoMessage : nil))
         }
         if infoResult < 0 {
             warning?("\(MediaDecodingError.display(source)): could not read all stream parameters: \(errorString(infoResult))")
         }
 
-        let index = try chooseStream(fmt, requested: requestedStream, source: source)
+        let streams = audioStreams(fmt)
+        let index = try chooseStream(fmt, requested: requestedStream, language: language, streams: streams, source: source,
+                                     warning: warning)
         let stream = fmt.pointee.streams[index]!
         let parameters = stream.pointee.codecpar!
         let codecID = parameters.pointee.codec_id
@@ -530,9 +870,32 @@ extension MediaDecoder {
         if rate > 0 { parts.append("\(rate) Hz") }
         if channels > 0 { parts.append(channels == 1 ? "1 channel" : "\(channels) channels") }
 
+        let nopts = soundmark_av_nopts_value()
+        let origin = fmt.pointee.start_time != nopts ? Double(fmt.pointee.start_time) / 1_000_000 : nil
+        let hasVideo = (0..<Int(fmt.pointee.nb_streams)).contains { i in
+            guard let s = fmt.pointee.streams[i], let p = s.pointee.codecpar else { return false }
+            return p.pointee.codec_type == AVMEDIA_TYPE_VIDEO && (s.pointee.disposition & soundmark_av_disposition_attached_pic()) == 0
+        }
+        let containerDuration = hasVideo && fmt.pointee.duration != nopts && fmt.pointee.duration > 0
+            ? Double(fmt.pointee.duration) / 1_000_000 : nil
+        let demuxer = fmt.pointee.iformat?.pointee.name.map { String(cString: $0) } ?? ""
+        let isRaw = ["mp3", "aac", "ac3", "eac3", "dts", "truehd", "mlp"].contains(demuxer)
+        // From a pipe FFmpeg skips an MP3's encoder delay but cannot find its end (it needs the
+        // file's size): take the number of real samples from the LAME header ourselves, for
+        // files too, so that a file and a pipe give the same samples.
+        var gapless: MP3GaplessInfo?
+        if demuxer == "mp3" {
+            let head = target.localPath.map(MP3GaplessInfo.head(ofFile:)) ?? standardInput?.head ?? []
+            if let info = MP3GaplessInfo.parse(head), info.sampleRate == Int(parameters.pointee.sample_rate) {
+                gapless = info
+            }
+        }
+
         success = true
-        return Opened(format: fmt, codec: codecContext, streamIndex: index, tags: tags,
-                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP)
+        return Opened(format: fmt, codec: codecContext, streamIndex: index, audioStreams: streams, tags: tags,
+                      description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
+                      origin: origin, containerDuration: containerDuration, isRawStream: isRaw,
+                      standardInput: standardInput, gapless: gapless)
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {
@@ -541,14 +904,40 @@ extension MediaDecoder {
             && (stream.pointee.disposition & soundmark_av_disposition_attached_pic()) == 0
     }
 
-    private static func chooseStream(_ fmt: UnsafeMutablePointer<AVFormatContext>,
-                                     requested: Int?, source: String) throws -> Int {
+    /// The usable audio streams of `fmt`, in container order.
+    private static func audioStreams(_ fmt: UnsafeMutablePointer<AVFormatContext>) -> [AudioStreamInfo] {
+        (0..<Int(fmt.pointee.nb_streams)).compactMap { i in
+            let stream = fmt.pointee.streams[i]
+            guard isUsableAudio(stream), let stream, let parameters = stream.pointee.codecpar else { return nil }
+            var language = dictionary(stream.pointee.metadata)["language"]?.lowercased()
+            if language == "und" || language == "" { language = nil }
+            return AudioStreamInfo(index: i, language: language,
+                                   codec: String(cString: avcodec_get_name(parameters.pointee.codec_id)),
+                                   channels: Int(parameters.pointee.ch_layout.nb_channels),
+                                   isDefault: stream.pointee.disposition & AV_DISPOSITION_DEFAULT != 0)
+        }
+    }
+
+    private static func chooseStream(_ fmt: UnsafeMutablePointer<AVFormatContext>, requested: Int?, language: String?,
+                                     streams: [AudioStreamInfo], source: String,
+                                     warning: ((String) -> Void)?) throws -> Int {
         let count = Int(fmt.pointee.nb_streams)
         if let requested {
             guard requested >= 0, requested < count, isUsableAudio(fmt.pointee.streams[requested]) else {
                 throw MediaDecodingError.streamNotAudio(path: source, index: requested)
             }
             return requested
+        }
+        if let language, streams.contains(where: { $0.language != nil }) {
+            let matching = streams.filter { LanguageCode.matches($0.language, language) }
+            guard let chosen = matching.first(where: \.isDefault) ?? matching.first else {
+                throw MediaDecodingError.noStreamInLanguage(path: source, language: language, streams: streams)
+            }
+            return chosen.index
+        }
+        if let language, !streams.isEmpty {
+            // No stream says its language (most audio files): the language cannot choose.
+            warning?("\(MediaDecodingError.display(source)): no audio stream is tagged with a language; '\(language)' ignored")
         }
         let best = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
         if best >= 0, Int(best) < count, isUsableAudio(fmt.pointee.streams[Int(best)]) {

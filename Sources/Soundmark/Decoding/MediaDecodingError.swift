@@ -11,6 +11,9 @@ public enum MediaDecodingError: Error, LocalizedError, Equatable {
     /// An explicit stream index was requested, but that stream does not exist or is
     /// not an audio stream (attached cover pictures never count as audio).
     case streamNotAudio(path: String, index: Int)
+    /// A language was asked for (`MediaDecoder`'s `language`), but no audio stream is tagged
+    /// with it. `streams` lists the input's audio streams.
+    case noStreamInLanguage(path: String, language: String, streams: [AudioStreamInfo])
     /// The audio stream uses a codec this FFmpeg build cannot decode. `codec` is
     /// FFmpeg's codec name (e.g. "alac", "none").
     case decoderUnavailable(path: String, codec: String)
@@ -28,6 +31,9 @@ public enum MediaDecodingError: Error, LocalizedError, Equatable {
             return "\(Self.display(path)): no audio stream found"
         case let .streamNotAudio(path, index):
             return "\(Self.display(path)): stream \(index) is not an audio stream or does not exist"
+        case let .noStreamInLanguage(path, language, streams):
+            return "\(Self.display(path)): no audio stream in language '\(language)'; audio streams: "
+                + streams.map(\.label).joined(separator: ", ")
         case let .decoderUnavailable(path, codec):
             return "\(Self.display(path)): no decoder available for codec '\(codec)'"
         case let .readFailed(path, reason):

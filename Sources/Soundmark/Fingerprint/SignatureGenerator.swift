@@ -173,20 +173,36 @@ public final class SignatureGenerator {
     ///   - role: reference or query analysis (default: reference).
     ///   - framings: number of frame grids, at least 1 (default 1).
     ///   - streamIndex: the audio stream to use, or `nil` for the best one.
+    ///   - language: with `streamIndex` `nil`, the ISO 639 language of the audio stream to use
+    ///     (see ``MediaDecoder``); `nil` (default) for the best stream.
     ///   - warning: receives one-line warnings (skipped packets).
     /// - Returns: the signatures (`sampleCount` of each counts the samples it analysed) and the
     ///   media's tags (lowercased keys).
     /// - Throws: ``MediaDecodingError`` when the source cannot be read.
     public static func signatures(ofMedia source: String, configuration: Configuration = Configuration(),
                                   role: Role = .reference, framings: Int = 1, streamIndex: Int? = nil,
+                                  language: String? = nil,
                                   warning: ((String) -> Void)? = nil) throws -> ([Signature], [String: String]) {
         let decoder = try MediaDecoder(source: source, sampleRate: configuration.sampleRate,
-                                       streamIndex: streamIndex, warning: warning)
+                                       streamIndex: streamIndex, language: language, warning: warning)
+        return (try signatures(decoding: decoder, configuration: configuration, role: role, framings: framings), decoder.tags)
+    }
+
+    /// Reads `decoder` to its end and returns `framings` signatures of its audio, as
+    /// ``signatures(ofMedia:configuration:role:framings:streamIndex:language:warning:)`` does.
+    /// - Parameters:
+    ///   - decoder: an opened decoder whose output rate is `configuration.sampleRate`.
+    ///   - configuration, role, framings: as for `signatures(ofMedia:)`.
+    /// - Returns: the signatures; their frames count from the start of the media's playback
+    ///   time line (see ``MediaDecoder``).
+    /// - Throws: ``MediaDecodingError`` when the input cannot be read.
+    public static func signatures(decoding decoder: MediaDecoder, configuration: Configuration = Configuration(),
+                                  role: Role = .reference, framings: Int = 1) throws -> [Signature] {
         let generators = SignatureGenerator.framings(framings, configuration: configuration, role: role)
         while let chunk = try decoder.nextChunk() {
             for generator in generators { generator.append(chunk.samples) }
         }
-        return (generators.map { $0.signature() }, decoder.tags)
+        return generators.map { $0.signature() }
     }
 
     /// Decodes a media file, URL or `-` (stdin) with FFmpeg and returns its signature.
@@ -195,14 +211,16 @@ public final class SignatureGenerator {
     ///   - configuration: the analysis parameters (default: the defaults).
     ///   - role: reference or query analysis (default: reference).
     ///   - streamIndex: the audio stream to use, or `nil` for the best one.
+    ///   - language: with `streamIndex` `nil`, the ISO 639 language of the audio stream to use;
+    ///     `nil` (default) for the best stream.
     ///   - warning: receives one-line warnings (skipped packets).
     /// - Returns: the signature and the media's tags (lowercased keys).
     /// - Throws: ``MediaDecodingError`` when the source cannot be read.
     public static func signature(ofMedia source: String, configuration: Configuration = Configuration(),
-                                 role: Role = .reference, streamIndex: Int? = nil,
+                                 role: Role = .reference, streamIndex: Int? = nil, language: String? = nil,
                                  warning: ((String) -> Void)? = nil) throws -> (Signature, [String: String]) {
         let (signatures, tags) = try self.signatures(ofMedia: source, configuration: configuration, role: role,
-                                                     streamIndex: streamIndex, warning: warning)
+                                                     streamIndex: streamIndex, language: language, warning: warning)
         return (signatures[0], tags)
     }
 }
