@@ -164,6 +164,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
 
 func required(_ args: ParsedArguments, _ name: String) throws -> String {
     guard let v = args.value(name) else { throw UsageError(message: "--\(name) is required") }
+    guard !v.isEmpty else { throw UsageError(message: "--\(name) needs a non-empty value") }
     return v
 }
 
@@ -248,12 +249,16 @@ func runCatalogAnnotate(_ args: ParsedArguments) throws -> Int32 {
 
 /// `h:mm:ss` (or `m:ss`).
 func formatClock(_ seconds: Double) -> String {
+    guard seconds.isFinite, seconds <= Annotation.maximumTime else { return seconds > 0 ? "\(seconds) s" : "00:00:00" }
     let s = max(0, Int(seconds.rounded()))
     return String(format: "%02d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// `hh:mm:ss.mmm`, with a leading `-` for negative times (a clip that starts before the reference).
+/// A value that is not finite or beyond ``Annotation/maximumTime`` (an old catalog may hold one)
+/// is written as plain seconds instead of being converted to an integer.
 func formatTimestamp(_ seconds: Double) -> String {
+    guard seconds.isFinite, abs(seconds) <= Annotation.maximumTime else { return "\(seconds) s" }
     let signed = Int((seconds * 1000).rounded()), ms = abs(signed)
     return String(format: "%@%02d:%02d:%02d.%03d", signed < 0 ? "-" : "", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms % 1000)
 }

@@ -88,7 +88,8 @@ public final class Catalog {
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if isDirectory.boolValue { throw SoundmarkError.catalogUnreadable(path: path, reason: "is a directory") }
         if !exists && (!create || readOnly) { throw SoundmarkError.catalogUnreadable(path: path, reason: "no such file") }
-        let folder = (path as NSString).deletingLastPathComponent
+        if path.isEmpty { throw SoundmarkError.catalogUnreadable(path: path, reason: "empty file name") }
+        let folder = parentDirectory(of: path)
         if !exists && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "no such directory '\(folder)'")
         }
@@ -186,6 +187,8 @@ public final class Catalog {
     /// - Returns: what was done; re-adding the same audio never duplicates it.
     /// - Throws: ``SoundmarkError/catalogMismatch(path:reason:)`` for a signature of another
     ///   configuration, ``SoundmarkError/noLandmarks(path:)`` for silent audio,
+    ///   ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)`` for annotation times
+    ///   outside `0...Annotation.maximumTime`,
     ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when SQLite fails.
     @discardableResult
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
@@ -194,6 +197,7 @@ public final class Catalog {
         guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
+        if let annotations { try checkRange(annotations, id: item.id) }
         let postings = PostingCodec.postings(of: signature)
         guard !postings.isEmpty else { throw SoundmarkError.noLandmarks(path: source ?? item.id) }
         let blob = PostingCodec.encode(postings)
@@ -237,6 +241,13 @@ public final class Catalog {
         }
     }
 
+    /// Throws for the first annotation whose times are out of range (see ``Annotation/isInRange``).
+    private func checkRange(_ annotations: [Annotation], id: String) throws {
+        if let i = annotations.firstIndex(where: { !$0.isInRange }) {
+            throw SoundmarkError.annotationOutOfRange(path: path, id: id, index: i, start: annotations[i].start, end: annotations[i].end)
+        }
+    }
+
     private func replaceAnnotations(id: String, _ annotations: [Annotation]) throws {
         try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
         let insert = try db.prepare("INSERT INTO annotation(reference_id, seq, start, \"end\", text) VALUES (?, ?, ?, ?, ?)")
@@ -246,8 +257,11 @@ public final class Catalog {
     }
 
     /// Replaces the annotations of reference `id` atomically.
-    /// - Throws: ``SoundmarkError/unknownReference(path:id:)`` when there is no such reference.
+    /// - Throws: ``SoundmarkError/unknownReference(path:id:)`` when there is no such reference,
+    ///   ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)`` when an annotation's
+    ///   times are not in `0...Annotation.maximumTime` with `end >= start` (nothing is stored).
     public func setAnnotations(_ annotations: [Annotation], forReference id: String) throws {
+        try checkRange(annotations, id: id)
         do {
             try db.transaction {
                 guard try reference(id: id) != nil else { throw SoundmarkError.unknownReference(path: path, id: id) }

@@ -12,6 +12,17 @@ import Foundation
 /// The `Codable` form is `{"start": seconds, "end": seconds, "text": "…"}`, the same
 /// shape the JSON annotation format (``AnnotationFormat/json``) reads.
 public struct Annotation: Codable, Equatable, Sendable {
+    /// The largest time in seconds (10¹², about 31 700 years) that the readers accept and the
+    /// writers write: every time below it converts to integer milliseconds, microseconds and CD
+    /// frames without overflow. ``AnnotationReader`` skips cues beyond it with a warning naming
+    /// the file and line, ``Catalog`` refuses to store them, and ``CueWriter`` clamps to it.
+    public static let maximumTime: Double = 1e12
+
+    /// Whether `start` and `end` are finite, `0 <= start <= end` and `end <= ``maximumTime```.
+    public var isInRange: Bool {
+        start.isFinite && end.isFinite && start >= 0 && end >= start && end <= Annotation.maximumTime
+    }
+
     /// Start of the range in reference time, seconds.
     public var start: Double
     /// End of the range in reference time, seconds (`>= start`).

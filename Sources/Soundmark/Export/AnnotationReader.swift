@@ -45,10 +45,18 @@ public enum AnnotationReader {
     public static func read(contentsOf url: URL, format: AnnotationFormat? = nil,
                             encoding: String.Encoding? = nil) throws -> AnnotationImport {
         let data: Data
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw AnnotationError.unreadable(file: url.path, reason: "no such file")
+        }
+        if isDirectory.boolValue { throw AnnotationError.unreadable(file: url.path, reason: "is a directory") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw AnnotationError.unreadable(file: url.path, reason: "permission denied")
+        }
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw AnnotationError.unreadable(file: url.path, reason: error.localizedDescription)
+            throw AnnotationError.unreadable(file: url.path, reason: String(cString: strerror(errno)))
         }
         return try parse(data, name: url.path, format: format, encoding: encoding)
     }
@@ -334,6 +342,9 @@ extension AnnotationReader {
             guard end >= start else {
                 return .bad("end time \(endToken) is before start time \(leftText)")
             }
+            guard end <= Annotation.maximumTime else {
+                return .bad("end time \(endToken) is out of range (more than \(Int(Annotation.maximumTime)) s)")
+            }
             return .ok(start: start, end: end)
         }
     }
@@ -565,6 +576,10 @@ extension AnnotationReader {
             }
             guard let r = result, r.isFinite, r >= 0 else {
                 problem = problem ?? "\"\(key)\" must be a finite number of seconds >= 0"
+                return nil
+            }
+            guard r <= Annotation.maximumTime else {
+                problem = problem ?? "\"\(key)\" \(r) s is out of range (more than \(Int(Annotation.maximumTime)) s)"
                 return nil
             }
             return r
