@@ -178,7 +178,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
     """,
     options: [catalogOption,
-              OptionSpec(name: "format", value: "FORMAT", help: "setlist (default), json, csv, srt, vtt, cue, audacity"),
+              OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "report dropped annotations and totals on stderr"),

@@ -347,7 +347,7 @@ final class CLITests: XCTestCase {
 
     // MARK: - Findings of a new user's session
 
-    func testSameFileNameWithOtherAudioIsRefusedNotReplaced() throws {
+    func testSameFileNameWithOtherAudioGetsAnIdFromItsPath() throws {
         let dir = Self.workDirectory.appendingPathComponent("albums-\(UUID().uuidString)")
         for album in ["a1", "a2"] { try FileManager.default.createDirectory(at: dir.appendingPathComponent(album), withIntermediateDirectories: true) }
         let refs = Self.samples.appendingPathComponent("references")
@@ -355,12 +355,19 @@ final class CLITests: XCTestCase {
         try FileManager.default.copyItem(at: refs.appendingPathComponent("wesnoth-battle.ogg"), to: dir.appendingPathComponent("a2/01.ogg"))
         let db = dir.appendingPathComponent("c.db").path
         let r = try soundmark("catalog", "add", "--catalog", db, dir.appendingPathComponent("a1/01.ogg").path, dir.appendingPathComponent("a2/01.ogg").path)
-        XCTAssertEqual(r.status, 1)
-        XCTAssertTrue(r.stderr.contains("id '01' already names other audio"), r.stderr)
+        XCTAssertEqual(r.status, 0, r.stderr)
         let list = try soundmark("catalog", "list", "--catalog", db)
-        XCTAssertTrue(list.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list.stdout)
-        // An explicit --id is the user's say-so: it replaces.
-        let forced = try soundmark("catalog", "add", "--catalog", db, "--id", "01", dir.appendingPathComponent("a2/01.ogg").path)
+        XCTAssertEqual(list.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] }, ["a1-01", "a2-01"], list.stdout)
+        // Added one at a time, the second file's id is taken from its path too: nothing replaced.
+        let db2 = dir.appendingPathComponent("c2.db").path
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db2, dir.appendingPathComponent("a1/01.ogg").path).status, 0)
+        let second = try soundmark("catalog", "add", "--catalog", db2, dir.appendingPathComponent("a2/01.ogg").path)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertTrue(second.stderr.hasPrefix("a2-01: added 40.0 s"), second.stderr)
+        let list2 = try soundmark("catalog", "list", "--catalog", db2)
+        XCTAssertTrue(list2.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list2.stdout)
+        // An explicit --id is the user's say-so: other audio under it is replaced.
+        let forced = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", refs.appendingPathComponent("supertux-forest.ogg").path)
         XCTAssertEqual(forced.status, 0, forced.stderr)
         XCTAssertTrue(forced.stderr.contains("replaced"), forced.stderr)
     }
