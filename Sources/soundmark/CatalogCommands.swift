@@ -323,11 +323,17 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                                  properties: rowProperties)
             var outcome: AddOutcome?
             var level = input.idLevel
+            var replacing = explicitID != nil
             while outcome == nil {
                 do {
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
-                                                                source: source, replacingOtherAudio: explicitID != nil, file: stamp)
+                                                                source: source, replacingOtherAudio: replacing, file: stamp)
                 } catch SoundmarkError.idInUse(_, let id, let other) {
+                    // The same file with new content (edited since it was added): replace it.
+                    if let other, let source, absolutePath(other) == absolutePath(source) {
+                        replacing = true
+                        continue
+                    }
                     // A default id taken by another file's audio: take more of this file's path.
                     level += 1
                     while let next = input.id(level: level), batchIDs.contains(next) { level += 1 }

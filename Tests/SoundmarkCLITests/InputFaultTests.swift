@@ -203,4 +203,193 @@ final class InputFaultTests: XCTestCase {
             assertOneLineError(r, naming: "--catalog needs a non-empty value")
         }
     }
+
+    // MARK: - 4. default ids
+
+    func testDefaultIdsKeepEveryScriptAndNeverCollide() throws {
+        let names = ["j/夜明けの歌.wav", "j/Привет мир.wav", "j/Ελληνικά.wav", "j/ガーデン.wav"]
+        for (k, name) in names.enumerated() { try tone(name, seed: 40 + k) }
+        try tone("a/01 Track.wav", seed: 50)
+        try tone("b/01 Track.wav", seed: 51)
+        let catalog = path("ids.db")
+        let r = try soundmark("catalog", "add", "--catalog", catalog, path("j"), path("a"), path("b"))
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try ids(catalog).sorted(), ["a-01-track", "b-01-track", "ελληνικά", "ガーデン", "привет-мир", "夜明けの歌"].sorted())
+        // Stable: the same batch again changes nothing.
+        let again = try soundmark("catalog", "add", "--catalog", catalog, path("j"), path("a"), path("b"))
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(again.stderrLines.filter { $0.contains("skipped (already in the catalog, unchanged)") }.count, 6, again.stderr)
+        // Explicit files with one name in two folders, added one at a time: the second takes its folder.
+        let one = path("one.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", one, path("a/01 Track.wav")).status, 0)
+        let second = try soundmark("catalog", "add", "--catalog", one, path("b/01 Track.wav"))
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertEqual(try ids(one), ["01-track", "b-01-track"])
+        // Names a slug cannot tell apart get a suffix.
+        try tone("s/Track 1.wav", seed: 60)
+        try tone("s/track_1.wav", seed: 61)
+        let s = path("s.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", s, path("s")).status, 0)
+        XCTAssertEqual(try ids(s), ["track-1", "track-1-2"])
+    }
+
+    // MARK: - 6. per-reference options and the metadata sidecar
+
+    func testBatchRefusesSingleReferenceOptions() throws {
+        try tone("f/x.wav", seed: 70)
+        try tone("f/y.wav", seed: 71)
+        let srt = try write("cues.srt", "1\n00:00:01,000 --> 00:00:02,000\nhello\n")
+        for option in [["--title", "Same"], ["--annotations", srt], ["--id", "one"]] {
+            let r = try soundmark(["catalog", "add", "--catalog", path("b.db")] + option + [path("f")])
+            assertOneLineError(r, naming: "\(option[0]) is for one reference but 2 files were given")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("b.db")))
+    }
+
+    private func soundmark(_ arguments: [String]) throws -> Result {
+        let r = try run(try binary(), arguments)
+        XCTAssertFalse(r.signalled, "crashed: \(r.stderr.prefix(400))")
+        return r
+    }
+
+    func testMetadataCSVGivesEachFileItsOwnMetadata() throws {
+        try tone("lib/one.wav", seed: 80)
+        try tone("lib/two.wav", seed: 81)
+        try tone("lib/three.wav", seed: 82)
+        _ = try write("lib/one.srt", "1\n00:00:01,000 --> 00:00:02,000\nfirst cue\n")
+        let csv = try write("lib/meta.csv", """
+            path,id,title,artist,properties,annotations\r
+            one.wav,first,"One, with a comma",Ann,label=demo;year=2020,one.srt\r
+            two.wav,,"Two ""quoted""
+            on two lines",Bob,,\r
+            three.wav,third,Three,,mood=calm,\r
+
+            """)
+        let catalog = path("meta.db")
+        let r = try soundmark("catalog", "add", "--catalog", catalog, "--metadata", csv)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try ids(catalog), ["first", "third", "two"])
+        let show = try soundmark("catalog", "show", "--catalog", catalog, "--format", "json", "first")
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["title"] as? String, "One, with a comma")
+        XCTAssertEqual(object["artist"] as? String, "Ann")
+        XCTAssertEqual(object["properties"] as? [String: String], ["label": "demo", "year": "2020"])
+        XCTAssertEqual((object["annotationList"] as? [[String: Any]])?.first?["text"] as? String, "first cue")
+        let two = try soundmark("catalog", "show", "--catalog", catalog, "--format", "json", "two")
+        let twoObject = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(two.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(twoObject["title"] as? String, "Two \"quoted\"\non two lines")
+
+        // JSON sidecar with positional files: a row changes the title of an unchanged file without decoding.
+        let json = try write("lib/meta.json", #"[{"path":"three.wav","id":"third","title":"Three (remaster)","properties":{"mood":"calm"}}]"#)
+        let update = try soundmark("catalog", "add", "--catalog", catalog, "--metadata", json, path("lib/three.wav"))
+        XCTAssertEqual(update.status, 0, update.stderr)
+        XCTAssertTrue(update.stderr.hasPrefix("third: updated"), update.stderr)
+
+        // Bad sidecars: one line naming the file and line.
+        let unterminated = try write("bad.csv", "path,title\nx.wav,\"never closed\n")
+        assertOneLineError(try soundmark("catalog", "add", "--catalog", catalog, "--metadata", unterminated), naming: "bad.csv:2: quoted field never closed")
+        let unknown = try write("bad2.csv", "path,colour\nx.wav,red\n")
+        assertOneLineError(try soundmark("catalog", "add", "--catalog", catalog, "--metadata", unknown), naming: "bad2.csv:1: unknown column 'colour'")
+        let badProperty = try write("bad3.csv", "path,properties\nx.wav,novalue\n")
+        assertOneLineError(try soundmark("catalog", "add", "--catalog", catalog, "--metadata", badProperty), naming: "bad3.csv:2: property 'novalue' is not key=value")
+        let twice = try write("bad4.csv", "path,id\nx.wav,a\ny.wav,a\n")
+        assertOneLineError(try soundmark("catalog", "add", "--catalog", catalog, "--metadata", twice), naming: "bad4.csv:3: id 'a' already used")
+    }
+
+    // MARK: - 7. unknown formats
+
+    func testUnknownFormatsAreRefusedByEveryCommand() throws {
+        let media = try tone("fmt.wav", seed: 90)
+        let catalog = path("fmt.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        let events = try write("e.jsonl", "{\"time\":1}\n")
+        for command in [["catalog", "list", "--catalog", catalog], ["catalog", "show", "--catalog", catalog, "fmt"],
+                        ["identify", "--catalog", catalog, media], ["scan", "--catalog", catalog, media],
+                        ["timeline", "merge", events], ["monitor", "--catalog", catalog, media]] {
+            let r = try soundmark(command + ["--format", "xml"])
+            assertOneLineError(r, naming: "--format is ")
+            XCTAssertTrue(r.stderr.contains("got 'xml'"), r.stderr)
+        }
+        assertOneLineError(try soundmark("scan", "--catalog", catalog, "--cues", "all", media), naming: "--cues is annotations or segments, got 'all'")
+    }
+
+    // MARK: - 8. re-adding unchanged files
+
+    func testReAddingSkipsUnchangedFilesWithoutDecodingAndShowsProgressOnlyWhenAsked() throws {
+        try tone("re/a.wav", seed: 100)
+        try tone("re/b.wav", seed: 101)
+        let catalog = path("re.db")
+        let first = try soundmark("catalog", "add", "--catalog", catalog, path("re"))
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertFalse(first.stderr.contains("progress"), first.stderr)
+        // Proof that a skip decodes nothing: same size and time but bytes no decoder reads.
+        let original = try FileManager.default.attributesOfItem(atPath: path("re/a.wav"))
+        let size = try XCTUnwrap(original[.size] as? Int)
+        try Data(repeating: 0x5A, count: size).write(to: URL(fileURLWithPath: path("re/a.wav")))
+        try FileManager.default.setAttributes([.modificationDate: original[.modificationDate]!], ofItemAtPath: path("re/a.wav"))
+        let second = try soundmark("catalog", "add", "--catalog", catalog, "--progress", path("re"))
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertEqual(second.stderrLines, [
+            "progress: 0/2 files, 0 %: \(path("re/a.wav"))",
+            "a: skipped (already in the catalog, unchanged) 4.0 s, \(path("re/a.wav"))",
+            "progress: 1/2 files, 50 %: \(path("re/b.wav"))",
+            "b: skipped (already in the catalog, unchanged) 4.0 s, \(path("re/b.wav"))",
+        ])
+        // A copy under another name: same content digest, skipped as a duplicate without decoding.
+        try FileManager.default.copyItem(atPath: path("re/b.wav"), toPath: path("copy.wav"))
+        let copy = try soundmark("catalog", "add", "--catalog", catalog, path("copy.wav"))
+        XCTAssertEqual(copy.stderr, "copy: skipped (same audio as 'b') 4.0 s, \(path("copy.wav"))\n")
+        // Touched (new time, same bytes): still skipped, and the new time is stored.
+        let later = Date().addingTimeInterval(60)
+        try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: path("re/b.wav"))
+        let touched = try soundmark("catalog", "add", "--catalog", catalog, path("re/b.wav"))
+        XCTAssertTrue(touched.stderr.hasPrefix("b: skipped (already in the catalog, unchanged)"), touched.stderr)
+        // Changed content: fingerprinted again.
+        try tone("re/b.wav", seed: 102)
+        let changed = try soundmark("catalog", "add", "--catalog", catalog, path("re/b.wav"))
+        XCTAssertTrue(changed.stderr.hasPrefix("b: replaced (new audio)"), changed.stderr)
+    }
+
+    // MARK: - 16. small ones
+
+    func testAnnotateOnADirectoryNamesTheCause() throws {
+        let media = try tone("d.wav", seed: 110)
+        let catalog = path("d.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        try FileManager.default.createDirectory(atPath: path("folder"), withIntermediateDirectories: true)
+        let r = try soundmark("catalog", "annotate", "--catalog", catalog, "d", path("folder"))
+        assertOneLineError(r, naming: "\(path("folder")): cannot read annotation file: is a directory")
+    }
+
+    func testReadOnlyOpenLeavesNoSharedMemoryFile() throws {
+        let media = try tone("r.wav", seed: 120)
+        let catalog = path("ro.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: catalog)
+        XCTAssertEqual(try soundmark("catalog", "list", "--catalog", catalog).status, 0)
+        XCTAssertEqual(try soundmark("identify", "--catalog", catalog, media).status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: catalog + "-shm"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: catalog + "-wal"))
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: catalog)
+        XCTAssertEqual(try soundmark("catalog", "remove", "--catalog", catalog, "r").status, 0)
+        XCTAssertEqual(try ids(catalog), [])
+    }
+
+    func testFlippedBitInPostingsIsReportedWithTheReference() throws {
+        let media = try tone("crc.wav", seed: 130)
+        let catalog = path("crc.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        let sqlite = "/usr/bin/sqlite3"
+        guard FileManager.default.isExecutableFile(atPath: sqlite) else { throw XCTSkip("no sqlite3 CLI") }
+        // Flip the lowest bit of the blob's 10th byte.
+        let hex = try run(sqlite, [catalog, "SELECT hex(postings) FROM reference"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var bytes = Array(hex.utf8)
+        XCTAssertGreaterThan(bytes.count, 20)
+        let digit = Int(String(UnicodeScalar(bytes[19])), radix: 16)! ^ 1
+        bytes[19] = Array(String(digit, radix: 16, uppercase: true).utf8)[0]
+        let flip = try run(sqlite, [catalog, "UPDATE reference SET postings = x'\(String(decoding: bytes, as: UTF8.self))'"])
+        XCTAssertEqual(flip.status, 0, flip.stderr)
+        let r = try soundmark("identify", "--catalog", catalog, media)
+        assertOneLineError(r, naming: "postings of reference 'crc' fail their CRC-32 check")
+    }
 }

@@ -303,10 +303,11 @@ public final class Catalog {
     }
 
     /// The reference made from the file at `source` when that file still has the size and
-    /// modification time stored with it: re-adding it can be skipped without reading it.
+    /// modification time stored with it (within a millisecond: tools that copy times keep only
+    /// microseconds): re-adding it can be skipped without reading it.
     public func reference(unchangedAt source: String) throws -> ReferenceInfo? {
         guard hasStampColumns, let now = FileStamp.attributes(of: source) else { return nil }
-        let q = try db.prepare("SELECT \(infoColumns) FROM reference r WHERE r.source = ? AND r.file_size = ? AND r.file_mtime = ?")
+        let q = try db.prepare("SELECT \(infoColumns) FROM reference r WHERE r.source = ? AND r.file_size = ? AND abs(r.file_mtime - ?) < 0.001")
             .bind(source, now.size, now.modified)
         return try q.step() ? info(q) : nil
     }
