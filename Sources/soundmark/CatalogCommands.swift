@@ -498,7 +498,7 @@ let catalogCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "remove"], usage: "ID...", summary: "remove references with their postings and annotations",
                 details: "", options: [catalogOption], positional: 1...Int.max, run: runCatalogRemove),
     CommandSpec(words: ["catalog", "annotate"], usage: "ID FILE",
-                summary: "replace a reference's annotations from an SRT, WebVTT or JSON file",
+                summary: "replace a reference's annotations from an SRT, WebVTT, ASS/SSA or JSON file",
                 details: "JSON is [{\"start\":s,\"end\":s,\"text\":\"…\"}]. Skipped entries are reported with their line number.",
                 options: [catalogOption, encodingOption], positional: 2...2, run: runCatalogAnnotate),
 ]

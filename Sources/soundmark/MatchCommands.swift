@@ -66,7 +66,7 @@ func plainText(_ text: String) -> String {
     return out
 }
 
-let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "cue", "audacity"]
+let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity"]
 
 /// Decodes and scans a recording; returns the segments and the recording's length in seconds.
 func scanRecording(_ source: String, index: CatalogIndex, stream: Int?) throws -> (segments: [Segment], duration: Double) {
@@ -136,6 +136,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
     case "srt": print(CueWriter.srt(cues), terminator: "")
     case "vtt": print(CueWriter.webVTT(cues), terminator: "")
+    case "ass": print(CueWriter.ass(cues), terminator: "")
     case "audacity": print(CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) }), terminator: "")
     case "cue":
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
@@ -180,7 +181,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     options: [catalogOption,
               OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
               OptionSpec(name: "cues", value: "annotations|segments",
-                         help: "cues of srt/vtt/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
+                         help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "report dropped annotations and totals on stderr"),
               streamOption],
     positional: 1...1, run: runScan)

@@ -77,12 +77,16 @@ public enum AnnotationReader {
         guard lines.contains(where: { !isBlank($0) }) else {
             return AnnotationImport(annotations: [], warnings: ["\(name): file is empty; no annotations"])
         }
+        if format == nil, let other = unsupportedFormat(lines, text: text) {
+            throw AnnotationError.unsupportedFormat(file: name, format: other)
+        }
         let chosen = format ?? detectFormat(lines)
         var result: AnnotationImport
         switch chosen {
         case .srt: result = SubRipParser.parse(lines, name: name)
         case .webVTT: result = WebVTTParser.parse(lines, name: name)
         case .json: result = try JSONAnnotationParser.parse(text, name: name)
+        case .ass: result = ASSParser.parse(lines, name: name)
         }
         if result.annotations.isEmpty {
             if let first = result.warnings.first {
@@ -97,8 +101,31 @@ public enum AnnotationReader {
         guard let first = lines.first(where: { !isBlank($0) }) else { return .srt }
         let trimmed = first.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
         if trimmed.hasPrefix("WEBVTT") { return .webVTT }
+        let lower = trimmed.lowercased()
+        if lower.hasPrefix("[script info]") || lower.hasPrefix("[v4+ styles]") || lower.hasPrefix("[v4 styles]")
+            || lower.hasPrefix("[events]") { return .ass }
         if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .json }
         return .srt
+    }
+
+    /// The name of a recognisable format this reader does not support, from the first
+    /// non-blank line (or NUL characters anywhere), else `nil`.
+    static func unsupportedFormat(_ lines: [String], text: String) -> String? {
+        if text.unicodeScalars.contains("\u{0}") { return "binary data (not a text subtitle format)" }
+        guard let first = lines.first(where: { !isBlank($0) }) else { return nil }
+        let t = first.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
+        let lower = t.lowercased()
+        func matches(_ pattern: String) -> Bool { t.range(of: pattern, options: .regularExpression) != nil }
+        if lower.hasPrefix("<?xml") || lower.hasPrefix("<tt") { return "TTML/XML" }
+        if lower.hasPrefix("<sami") { return "SAMI" }
+        if lower.hasPrefix("<") { return "XML/HTML" }
+        if matches(#"^\{\d+\}\{\d*\}"#) || matches(#"^\[\d+\]\[\d*\]"#) { return "MicroDVD/MPL2" }
+        if matches(#"^\[\d+:\d+([.:]\d+)?\]"#) || matches(#"^\[(ar|ti|al|by|offset|length|re|ve):"#) { return "LRC lyrics" }
+        if lower.hasPrefix("scenarist_scc") { return "Scenarist SCC" }
+        if lower.hasPrefix("# vobsub index") { return "VobSub" }
+        if lower.hasPrefix("[information]") { return "SubViewer" }
+        if matches(#"^\d+:\d+:\d+\.\d+,\d+:\d+:\d+\.\d+$"#) { return "SubViewer/SBV" }
+        return nil
     }
 
     /// Empty or only spaces/tabs (a stray BOM counts as white space).
@@ -747,6 +774,85 @@ extension AnnotationReader {
                 pos += 4
                 return v
             }
+        }
+    }
+}
+
+// MARK: - ASS/SSA
+
+extension AnnotationReader {
+    enum ASSParser {
+        /// Reads the `Dialogue:` lines of the `[Events]` section. Field order comes from the
+        /// section's `Format:` line (default: the ASS v4+ order); `Text` is the last field and
+        /// keeps its commas. Override blocks `{…}` are removed, `\N` and `\n` become line
+        /// breaks, `\h` a no-break space. `Comment:` events and other sections are skipped
+        /// silently; a bad timing is reported with its line number.
+        static func parse(_ lines: [String], name: String) -> AnnotationImport {
+            var annotations: [Annotation] = []
+            var warnings: [String] = []
+            var inEvents = false
+            var fields = ["layer", "start", "end", "style", "name", "marginl", "marginr", "marginv", "effect", "text"]
+            for (i, raw) in lines.enumerated() {
+                let line = raw.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
+                if line.hasPrefix("[") {
+                    inEvents = line.lowercased().hasPrefix("[events]")
+                    continue
+                }
+                guard inEvents, let colon = line.firstIndex(of: ":") else { continue }
+                let key = line[..<colon].lowercased()
+                let rest = line[line.index(after: colon)...].drop(while: { $0 == " " })
+                if key == "format" {
+                    fields = rest.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                    continue
+                }
+                guard key == "dialogue" else { continue }
+                guard let s = fields.firstIndex(of: "start"), let e = fields.firstIndex(of: "end"),
+                      let t = fields.firstIndex(of: "text") else {
+                    warnings.append("\(name):\(i + 1): skipped event: the Format line lacks Start, End or Text")
+                    continue
+                }
+                let values = rest.split(separator: ",", maxSplits: fields.count - 1, omittingEmptySubsequences: false)
+                guard values.count == fields.count else {
+                    warnings.append("\(name):\(i + 1): skipped event: \(values.count) fields, the Format line has \(fields.count)")
+                    continue
+                }
+                let startText = values[s].trimmingCharacters(in: .whitespaces), endText = values[e].trimmingCharacters(in: .whitespaces)
+                guard let start = TimingParser.timestamp(startText) else {
+                    warnings.append("\(name):\(i + 1): skipped event: unparseable start time \"\(startText)\""); continue
+                }
+                guard let end = TimingParser.timestamp(endText) else {
+                    warnings.append("\(name):\(i + 1): skipped event: unparseable end time \"\(endText)\""); continue
+                }
+                guard end >= start else {
+                    warnings.append("\(name):\(i + 1): skipped event: end time \(endText) is before start time \(startText)"); continue
+                }
+                guard end <= Annotation.maximumTime else {
+                    warnings.append("\(name):\(i + 1): skipped event: end time \(endText) is out of range"); continue
+                }
+                annotations.append(Annotation(start: start, end: end, text: plain(String(values[t]))))
+            }
+            return AnnotationImport(annotations: annotations, warnings: warnings)
+        }
+
+        /// Event text without override blocks, with `\N`/`\n` as line breaks and `\h` as U+00A0.
+        static func plain(_ text: String) -> String {
+            var out = ""
+            var depth = 0
+            var i = text.startIndex
+            while i < text.endIndex {
+                let c = text[i]
+                let next = text.index(after: i)
+                if c == "{" { depth += 1 } else if c == "}" && depth > 0 { depth -= 1 } else if depth == 0 {
+                    if c == "\\", next < text.endIndex, "Nnh".contains(text[next]) {
+                        out.append(text[next] == "h" ? "\u{00A0}" : "\n")
+                        i = text.index(after: next)
+                        continue
+                    }
+                    out.append(c)
+                }
+                i = next
+            }
+            return out
         }
     }
 }

@@ -69,6 +69,75 @@ public enum CueWriter {
         return out
     }
 
+    /// Advanced SubStation Alpha (`.ass`, v4.00+), as libass, FFmpeg and Aegisub read it: a
+    /// `[Script Info]` header (PlayResX/Y 384×288), one `Default` style, and an `[Events]`
+    /// section with one `Dialogue:` line per cue, times `h:mm:ss.cc` (rounded to centiseconds).
+    ///
+    /// Text: line breaks become `\N`; `<i>`, `<b>`, `<u>` (and their end tags) become the
+    /// override tags `{\i1}`/`{\i0}` etc., other `<…>` markup is dropped; `{` and `}`, which would
+    /// open an override block, are written as the full-width `｛` `｝`; a backslash before
+    /// `N`, `n` or `h` gets a word joiner (U+2060) after it so it is not read as an escape.
+    /// LF line ends.
+    public static func ass(_ cues: [Cue]) -> String {
+        var out = """
+            [Script Info]
+            ScriptType: v4.00+
+            PlayResX: 384
+            PlayResY: 288
+            WrapStyle: 0
+
+            [V4+ Styles]
+            Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+            Style: Default,Arial,16,&H00FFFFFF,&H000000FF,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,1,0,2,10,10,10,1
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+
+            """
+        for cue in cues {
+            let (start, end) = times(cue)
+            out += "Dialogue: 0,\(assClock(start)),\(assClock(end)),Default,,0,0,0,,\(assText(cue.text))\n"
+        }
+        return out
+    }
+
+    /// `h:mm:ss.cc`, rounded to the centisecond.
+    static func assClock(_ seconds: Double) -> String {
+        let cs = Int((clean(seconds) * 100).rounded())
+        return "\(cs / 360_000):\(pad(cs / 6000 % 60, 2)):\(pad(cs / 100 % 60, 2)).\(pad(cs % 100, 2))"
+    }
+
+    /// Cue text as ASS event text (see ``ass(_:)``).
+    static func assText(_ text: String) -> String {
+        let tags: [String: String] = ["i": "{\\i1}", "/i": "{\\i0}", "b": "{\\b1}", "/b": "{\\b0}", "u": "{\\u1}", "/u": "{\\u0}"]
+        var out = ""
+        let lines = payloadLines(text)
+        for (n, line) in lines.enumerated() {
+            if n > 0 { out += "\\N" }
+            var i = line.startIndex
+            while i < line.endIndex {
+                let c = line[i]
+                if c == "<", let close = line[i...].firstIndex(of: ">") {
+                    let name = line[line.index(after: i)..<close].lowercased()
+                    if let tag = tags[name] { out += tag }
+                    i = line.index(after: close)
+                    continue
+                }
+                switch c {
+                case "{": out += "｛"
+                case "}": out += "｝"
+                case "\\":
+                    out += "\\"
+                    let next = line.index(after: i)
+                    if next < line.endIndex, "Nnh".contains(line[next]) { out += "\u{2060}" }
+                default: out.append(c)
+                }
+                i = line.index(after: i)
+            }
+        }
+        return out
+    }
+
     /// Audacity label track (File ▸ Import ▸ Labels): one `start\tend\tlabel` line per cue,
     /// times in seconds with 6 decimals (`1.500000`), LF line ends. Labels are single-line, so
     /// line breaks and tabs in the text become spaces.
