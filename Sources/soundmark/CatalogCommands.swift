@@ -143,7 +143,8 @@ func readAnnotations(_ path: String, encoding: String?) throws -> [Annotation] {
     guard FileManager.default.fileExists(atPath: path) else {
         throw UsageError(message: "\(path): no such annotation file")
     }
-    let enc: String.Encoding?
+    var enc: String.Encoding?
+    var legacy: String?
     switch encoding?.lowercased() {
     case nil: enc = nil
     case "utf-8", "utf8": enc = .utf8
@@ -152,10 +153,14 @@ func readAnnotations(_ path: String, encoding: String?) throws -> [Annotation] {
     case "utf-16be": enc = .utf16BigEndian
     case "latin1", "iso-8859-1": enc = .isoLatin1
     case "cp1252", "windows-1252": enc = .windowsCP1252
-    case "cp1250", "windows-1250": enc = .windowsCP1250
-    case let other?: throw UsageError(message: "unknown --encoding '\(other)' (utf-8, utf-16, utf-16le, utf-16be, latin1, cp1252, cp1250)")
+    case let other?:
+        // Every other legacy encoding through iconv (cp1250, cp1256, cp949, shift_jis, gbk, koi8-r, …).
+        guard let name = LegacyEncoding.iconvName(other) else {
+            throw UsageError(message: "unknown --encoding '\(other)' (utf-8, utf-16, utf-16le, utf-16be, latin1, cp1250…cp1258, koi8-r, cp949/euc-kr, shift_jis, gbk, big5 or any iconv name)")
+        }
+        legacy = name
     }
-    let result = try AnnotationReader.read(contentsOf: URL(fileURLWithPath: path), format: nil, encoding: enc)
+    let result = try AnnotationReader.read(contentsOf: URL(fileURLWithPath: path), format: nil, encoding: enc, legacyEncoding: legacy)
     for w in result.warnings { warn(w) }
     return result.annotations
 }
@@ -462,7 +467,7 @@ func formatTimestamp(_ seconds: Double) -> String {
 }
 
 let encodingOption = OptionSpec(name: "encoding", value: "NAME",
-                                help: "text encoding of annotation files (default: detected; utf-8, utf-16le/be, cp1252, latin1, cp1250)")
+                                help: "text encoding of annotation files (default: detected; utf-8, utf-16le/be, latin1, cp1250…cp1258, koi8-r, cp949, shift_jis, gbk, big5 or any iconv name)")
 
 let catalogCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "add"], usage: "FILE_OR_FOLDER...",

@@ -392,4 +392,113 @@ final class InputFaultTests: XCTestCase {
         let r = try soundmark("identify", "--catalog", catalog, media)
         assertOneLineError(r, naming: "postings of reference 'crc' fail their CRC-32 check")
     }
+
+    // MARK: - 11. legacy encodings
+
+    /// The annotation texts stored for `id`, read back through `catalog show --format json`.
+    private func storedTexts(_ catalog: String, _ id: String) throws -> [String] {
+        let show = try soundmark("catalog", "show", "--catalog", catalog, "--format", "json", id)
+        XCTAssertEqual(show.status, 0, show.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any])
+        return (object["annotationList"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }
+    }
+
+    func testLegacyEncodedSubtitlesAreDetected() throws {
+        let media = try tone("enc.wav", seed: 140)
+        let catalog = path("enc.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        // Bytes written by iconv (the same files a Windows subtitle editor writes).
+        let samples: [(String, String)] = [
+            ("CP1250", "Příliš žluťoučký kůň úpěl ďábelské ódy."),
+            ("CP1256", "سلام دنيا، اين يک آزمايش است."),
+            ("CP949", "안녕하세요 세계, 이것은 시험입니다."),
+            ("CP1251", "Съешь же ещё этих мягких французских булок."),
+            ("SHIFT_JIS", "こんにちは世界、これはテストです。"),
+        ]
+        for (encoding, text) in samples {
+            let utf8 = try write("\(encoding).utf8.srt", "1\n00:00:01,000 --> 00:00:02,000\n\(text)\n")
+            let converted = path("\(encoding).srt")
+            let iconv = try run("/usr/bin/iconv", ["-f", "UTF-8", "-t", encoding, utf8, "-o", converted])
+            XCTAssertEqual(iconv.status, 0, iconv.stderr)
+            let r = try soundmark("catalog", "annotate", "--catalog", catalog, "enc", converted)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stderr, "enc: 1 annotation(s) stored\n", "\(encoding): a sure guess needs no warning")
+            XCTAssertEqual(try storedTexts(catalog, "enc"), [text], encoding)
+            // And named explicitly.
+            let named = try soundmark("catalog", "annotate", "--catalog", catalog, "--encoding", encoding.lowercased(), "enc", converted)
+            XCTAssertEqual(named.status, 0, named.stderr)
+            XCTAssertEqual(try storedTexts(catalog, "enc"), [text], encoding)
+        }
+        // One byte that several code pages read as different letters: a doubtful guess is said.
+        let doubtful = path("doubtful.srt")
+        try Data("1\n00:00:01,000 --> 00:00:02,000\nx\u{E8}\n".utf8.map { $0 }.filter { $0 < 0x80 } + [0xE8, 0x0A]).write(to: URL(fileURLWithPath: doubtful))
+        let guess = try soundmark("catalog", "annotate", "--catalog", catalog, "enc", doubtful)
+        XCTAssertEqual(guess.status, 0, guess.stderr)
+        XCTAssertTrue(guess.stderr.hasPrefix("soundmark: warning: \(doubtful): not UTF-8; text encoding guessed as "), guess.stderr)
+        XCTAssertTrue(guess.stderr.contains("pass --encoding"), guess.stderr)
+        // Bytes the named encoding does not define, and unknown names.
+        assertOneLineError(try soundmark("catalog", "annotate", "--catalog", catalog, "--encoding", "cp949", "enc", doubtful),
+                           naming: "doubtful.srt: not valid CP949 text")
+        assertOneLineError(try soundmark("catalog", "annotate", "--catalog", catalog, "--encoding", "klingon", "enc", doubtful),
+                           naming: "unknown --encoding 'klingon'")
+    }
+
+    // MARK: - 12. ASS/SSA
+
+    func testASSSubtitlesAreReadAndWritten() throws {
+        let media = try tone("ass.wav", seed: 150, seconds: 8)
+        let catalog = path("ass.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        let ass = try write("in.ass", """
+            [Script Info]
+            Title: test
+            ScriptType: v4.00+
+
+            [V4+ Styles]
+            Format: Name, Fontname, Fontsize
+            Style: Default,Arial,20
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:01.50,0:00:03.00,Default,,0,0,0,,{\\i1}Hello{\\i0}, world\\Nsecond line
+            Comment: 0,0:00:02.00,0:00:03.00,Default,,0,0,0,,not shown
+            Dialogue: 0,0:00:04.00,0:00:05.25,Default,,0,0,0,,{\\pos(10,10)}a, b, c
+            Dialogue: 0,0:00:09.00,0:00:08.00,Default,,0,0,0,,backwards
+
+            """)
+        let r = try soundmark("catalog", "annotate", "--catalog", catalog, "ass", ass)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderr, """
+            soundmark: warning: \(ass):14: skipped event: end time 0:00:08.00 is before start time 0:00:09.00
+            ass: 2 annotation(s) stored
+
+            """)
+        XCTAssertEqual(try storedTexts(catalog, "ass"), ["Hello, world\nsecond line", "a, b, c"])
+        let scan = try soundmark("scan", "--catalog", catalog, "--format", "ass", "--cues", "annotations", media)
+        XCTAssertEqual(scan.status, 0, scan.stderr)
+        XCTAssertTrue(scan.stdout.hasPrefix("[Script Info]\nScriptType: v4.00+\n"), scan.stdout)
+        let events = scan.stdout.split(separator: "\n").filter { $0.hasPrefix("Dialogue:") }
+        XCTAssertEqual(events.count, 2, scan.stdout)
+        XCTAssertTrue(events[0].hasSuffix(",Default,,0,0,0,,Hello, world\\Nsecond line"), String(events[0]))
+        // FFmpeg reads it back.
+        let written = try write("out.ass", scan.stdout)
+        let ffmpeg = try run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", written, "-f", "srt", "-"])
+        XCTAssertEqual(ffmpeg.status, 0, ffmpeg.stderr)
+        XCTAssertTrue(ffmpeg.stdout.replacingOccurrences(of: "\r", with: "").contains("00:00:01,500 --> 00:00:03,000\nHello, world\nsecond line\n"), ffmpeg.stdout)
+    }
+
+    func testUnsupportedSubtitleFormatsAreNamed() throws {
+        let media = try tone("u.wav", seed: 160)
+        let catalog = path("u.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        for (name, content, format) in [("a.ttml", "<?xml version=\"1.0\"?>\n<tt xmlns=\"http://www.w3.org/ns/ttml\"></tt>\n", "TTML/XML"),
+                                        ("a.smi", "<SAMI>\n<BODY></BODY>\n</SAMI>\n", "SAMI"),
+                                        ("a.sub", "{1}{25}Hello\n{26}{50}World\n", "MicroDVD/MPL2"),
+                                        ("a.lrc", "[00:12.00]la la la\n", "LRC lyrics")] {
+            let file = try write(name, content)
+            let r = try soundmark("catalog", "annotate", "--catalog", catalog, "u", file)
+            assertOneLineError(r, naming: "\(file): \(format) is not a supported annotation format")
+            XCTAssertFalse(r.stderr.contains("invalid JSON"), r.stderr)
+        }
+    }
 }

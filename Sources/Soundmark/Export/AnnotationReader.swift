@@ -5,8 +5,10 @@ import Foundation
 ///
 /// Tolerated input:
 /// - Text encodings: UTF-8 with or without BOM; UTF-16 LE/BE with BOM or detected by
-///   the pattern of NUL bytes; UTF-32 with BOM; anything that is not valid UTF-8 is read
-///   as Windows-1252 unless an explicit `encoding` is given.
+///   the pattern of NUL bytes; UTF-32 with BOM; anything that is not valid UTF-8 is read in
+///   the most plausible legacy encoding (Windows code pages 1250–1257, KOI8-R, ISO-8859-2,
+///   CP949 Korean, Shift_JIS, GB18030, Big5; see ``LegacyEncoding``), with a warning when the
+///   guess is doubtful, unless an explicit encoding is given.
 /// - Line ends CRLF, LF or CR (mixed is fine); a missing final newline.
 /// - SubRip: a new cue starts only at a timing line (`start --> end`), optionally preceded
 ///   by a numeric index line, so blank lines inside cue text and cues whose text is just a
@@ -42,8 +44,11 @@ public enum AnnotationReader {
     ///     else Windows-1252).
     /// - Returns: Annotations (times in seconds, reference time) and warnings.
     /// - Throws: ``AnnotationError``.
+    ///   - legacyEncoding: An iconv encoding name (`CP1250`, `CP1256`, `CP949`…, see
+    ///     ``LegacyEncoding/iconvName(_:)``) used instead of `encoding`; bytes it does not
+    ///     define throw ``AnnotationError/undecodable(file:encoding:)``.
     public static func read(contentsOf url: URL, format: AnnotationFormat? = nil,
-                            encoding: String.Encoding? = nil) throws -> AnnotationImport {
+                            encoding: String.Encoding? = nil, legacyEncoding: String? = nil) throws -> AnnotationImport {
         let data: Data
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
@@ -58,7 +63,7 @@ public enum AnnotationReader {
         } catch {
             throw AnnotationError.unreadable(file: url.path, reason: String(cString: strerror(errno)))
         }
-        return try parse(data, name: url.path, format: format, encoding: encoding)
+        return try parse(data, name: url.path, format: format, encoding: encoding, legacyEncoding: legacyEncoding)
     }
 
     /// Parses annotation file content held in memory.
@@ -70,9 +75,25 @@ public enum AnnotationReader {
     ///   - encoding: The text encoding, or `nil` to detect it.
     /// - Returns: Annotations (times in seconds, reference time) and warnings.
     /// - Throws: ``AnnotationError``.
+    ///   - legacyEncoding: An iconv encoding name used instead of `encoding` (see ``read(contentsOf:format:encoding:legacyEncoding:)``).
     public static func parse(_ data: Data, name: String, format: AnnotationFormat? = nil,
-                             encoding: String.Encoding? = nil) throws -> AnnotationImport {
-        let text = try TextDecoder.decode([UInt8](data), name: name, encoding: encoding)
+                             encoding: String.Encoding? = nil, legacyEncoding: String? = nil) throws -> AnnotationImport {
+        var encodingWarning: String?
+        let text: String
+        if let legacyEncoding {
+            guard let decoded = LegacyEncoding.decode([UInt8](data), as: legacyEncoding) else {
+                throw AnnotationError.undecodable(file: name, encoding: legacyEncoding)
+            }
+            text = decoded.hasPrefix("\u{FEFF}") ? String(decoded.unicodeScalars.dropFirst()) : decoded
+        } else {
+            (text, encodingWarning) = try TextDecoder.decode([UInt8](data), name: name, encoding: encoding)
+        }
+        var result = try parseText(text, name: name, format: format)
+        if let encodingWarning { result.warnings.insert(encodingWarning, at: 0) }
+        return result
+    }
+
+    static func parseText(_ text: String, name: String, format: AnnotationFormat?) throws -> AnnotationImport {
         let lines = LineSplitter.split(text)
         guard lines.contains(where: { !isBlank($0) }) else {
             return AnnotationImport(annotations: [], warnings: ["\(name): file is empty; no annotations"])
@@ -138,20 +159,42 @@ public enum AnnotationReader {
 
 extension AnnotationReader {
     enum TextDecoder {
-        static func decode(_ bytes: [UInt8], name: String, encoding: String.Encoding?) throws -> String {
+        /// The text, and a warning when the encoding was guessed doubtfully.
+        static func decode(_ bytes: [UInt8], name: String, encoding: String.Encoding?) throws -> (String, String?) {
             let text: String
+            var warning: String?
             if let encoding {
                 guard let decoded = decode(bytes, as: encoding) else {
                     throw AnnotationError.undecodable(file: name, encoding: encodingName(encoding))
                 }
                 text = decoded
             } else {
-                text = detectAndDecode(bytes)
+                (text, warning) = detectAndDecode(bytes, name: name)
             }
-            return text.hasPrefix("\u{FEFF}") ? String(text.unicodeScalars.dropFirst()) : text
+            return (text.hasPrefix("\u{FEFF}") ? String(text.unicodeScalars.dropFirst()) : text, warning)
+        }
+
+        /// Unicode encodings by BOM or NUL pattern, then UTF-8, then the most plausible
+        /// legacy encoding (``LegacyEncoding/detect(_:)``), with a warning when that guess is
+        /// doubtful or no legacy encoding defines every byte (then Windows-1252 is used).
+        static func detectAndDecode(_ b: [UInt8], name: String) -> (String, String?) {
+            if let unicode = detectUnicode(b) { return (unicode, nil) }
+            if let guess = LegacyEncoding.detect(b) {
+                let warning = guess.doubtful
+                    ? "\(name): not UTF-8; text encoding guessed as \(guess.encoding), which is doubtful: check the text and pass --encoding if it looks wrong"
+                    : nil
+                return (guess.text, warning)
+            }
+            let undefined = Set(b.filter { [0x81, 0x8D, 0x8F, 0x90, 0x9D].contains($0) }).sorted()
+            let list = undefined.map { String(format: "0x%02X", $0) }.joined(separator: ", ")
+            return (windows1252(b), "\(name): not UTF-8 and no known legacy encoding defines every byte; read as Windows-1252\(list.isEmpty ? "" : ", which does not define \(list)"): pass --encoding")
         }
 
         static func detectAndDecode(_ b: [UInt8]) -> String {
+            detectAndDecode(b, name: "").0
+        }
+
+        static func detectUnicode(_ b: [UInt8]) -> String? {
             if b.starts(with: [0xEF, 0xBB, 0xBF]) {
                 return String(decoding: b[3...], as: UTF8.self)
             }
@@ -161,7 +204,7 @@ extension AnnotationReader {
             if b.starts(with: [0xFE, 0xFF]) { return utf16(b[2...], littleEndian: false) }
             if let littleEndian = utf16ByNULPattern(b) { return utf16(b[...], littleEndian: littleEndian) }
             if let s = validUTF8(b) { return s }
-            return windows1252(b)
+            return nil
         }
 
         /// UTF-16 without BOM: text that is mostly ASCII has a NUL in every other byte.
