@@ -46,7 +46,9 @@ let matchCommands: [CommandSpec] = [
                 details: """
                 Prints the matching references, best first: reference time at the clip's start (matchOffset, s),
                 frequency skew (0.05: the clip plays 5 % faster/higher) and confidence (0…1). JSON:
-                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c}]}.
+                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,
+                "alignedLandmarks":n,"queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}]}: queryStart/queryEnd are
+                the matched stretch of the clip, referenceStart/referenceEnd the same stretch in the reference.
                 Exit code 0 with a match, 1 with none, 2 on error.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),

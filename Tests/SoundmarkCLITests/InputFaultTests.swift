@@ -501,4 +501,27 @@ final class InputFaultTests: XCTestCase {
             XCTAssertFalse(r.stderr.contains("invalid JSON"), r.stderr)
         }
     }
+
+    // MARK: - 14. the query side of a match
+
+    func testIdentifyReportsTheMatchedStretchOfTheQuery() throws {
+        let samples = Self.root.appendingPathComponent("samples/references/wesnoth-knolls.ogg").path
+        let jingle = path("jingle.wav"), silence = path("silence.wav"), clip = path("clip.wav")
+        XCTAssertEqual(try run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-ss", "20", "-t", "6", "-i", samples,
+                                                   "-ar", "8000", "-ac", "1", jingle]).status, 0)
+        XCTAssertEqual(try run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", silence, "trim", "0", "2"]).status, 0)
+        XCTAssertEqual(try run("/usr/bin/sox", [silence, jingle, clip]).status, 0)
+        let catalog = path("jingle.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, jingle).status, 0)
+        let r = try soundmark("identify", "--catalog", catalog, "--format", "json", clip)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let match = try XCTUnwrap((object["matches"] as? [[String: Any]])?.first)
+        let value = { (key: String) -> Double in (match[key] as? NSNumber)?.doubleValue ?? .nan }
+        XCTAssertEqual(value("matchOffset"), -2, accuracy: 0.02)
+        XCTAssertEqual(value("queryStart"), 2, accuracy: 0.1)         // the jingle starts 2 s into the clip
+        XCTAssertEqual(value("queryEnd"), 7.8, accuracy: 0.2)         // and lasts to its end (8 s, less the last landmark's reach)
+        XCTAssertEqual(value("referenceStart"), 0, accuracy: 0.1)
+        XCTAssertEqual(value("referenceEnd"), value("queryEnd") - 2, accuracy: 0.02)
+    }
 }
