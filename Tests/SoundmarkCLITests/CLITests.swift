@@ -53,8 +53,8 @@ final class CLITests: XCTestCase {
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
         let out = Self.workDirectory.appendingPathComponent("out-\(UUID().uuidString)")
         let err = Self.workDirectory.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)
@@ -234,7 +234,7 @@ final class CLITests: XCTestCase {
         assertOneLineError(try soundmark("identify", "--catalog", catalog, "--format", "json", text), naming: "x.mp3")
 
         let empty = file("empty.mp3")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         assertOneLineError(try soundmark("identify", "--catalog", catalog, empty), naming: "empty.mp3")
 
         // A host that cannot exist (RFC 2606 reserves .invalid) and a closed port on loopback.
@@ -379,7 +379,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path).status, 0)
         XCTAssertEqual(try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls", Self.samples.appendingPathComponent("wesnoth-knolls.srt").path).status, 0)
         let empty = dir.appendingPathComponent("empty.srt").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         let r = try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls", empty)
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.stderr.contains("no annotations found; the stored ones are kept"), r.stderr)

@@ -52,8 +52,8 @@ final class InputFaultTests: XCTestCase {
     private func run(_ executable: String, _ arguments: [String], in cwd: URL? = nil) throws -> Result {
         let out = directory.appendingPathComponent(".out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent(".err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)
