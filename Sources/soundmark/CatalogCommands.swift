@@ -160,7 +160,8 @@ func readAnnotations(_ path: String, encoding: String?) throws -> [Annotation] {
         }
         legacy = name
     }
-    let result = try AnnotationReader.read(contentsOf: URL(fileURLWithPath: path), format: nil, encoding: enc, legacyEncoding: legacy)
+    // absolutePath: URL(fileURLWithPath:) would expand a file named "~" to the home folder.
+    let result = try AnnotationReader.read(contentsOf: URL(fileURLWithPath: absolutePath(path)), format: nil, encoding: enc, legacyEncoding: legacy)
     for w in result.warnings { warn(w) }
     return result.annotations
 }
