@@ -524,4 +524,27 @@ final class InputFaultTests: XCTestCase {
         XCTAssertEqual(value("referenceStart"), 0, accuracy: 0.1)
         XCTAssertEqual(value("referenceEnd"), value("queryEnd") - 2, accuracy: 0.02)
     }
+
+    func testCatalogFromBeforeChecksumsIsReadThenMigrated() throws {
+        let media = try tone("old.wav", seed: 170)
+        let catalog = path("old.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        let sqlite = "/usr/bin/sqlite3"
+        guard FileManager.default.isExecutableFile(atPath: sqlite) else { throw XCTSkip("no sqlite3 CLI") }
+        let downgrade = try run(sqlite, [catalog, """
+            DROP INDEX reference_file; ALTER TABLE reference DROP COLUMN postings_crc; ALTER TABLE reference DROP COLUMN file_size;
+            ALTER TABLE reference DROP COLUMN file_mtime; ALTER TABLE reference DROP COLUMN file_digest;
+            """])
+        XCTAssertEqual(downgrade.status, 0, downgrade.stderr)
+        XCTAssertEqual(try ids(catalog), ["old"])                       // read-only: read as it is
+        XCTAssertEqual(try soundmark("identify", "--catalog", catalog, media).status, 0)
+        let columns = { try self.run(sqlite, [catalog, "SELECT count(*) FROM pragma_table_info('reference') WHERE name = 'postings_crc'"]).stdout }
+        XCTAssertEqual(try columns(), "0\n")
+        let readd = try soundmark("catalog", "add", "--catalog", catalog, media)   // writable: migrated, checksums filled in
+        XCTAssertEqual(readd.status, 0, readd.stderr)
+        XCTAssertEqual(try columns(), "1\n")
+        let crc = try run(sqlite, [catalog, "SELECT postings_crc IS NOT NULL FROM reference"]).stdout
+        XCTAssertEqual(crc, "1\n")
+        XCTAssertEqual(try soundmark("identify", "--catalog", catalog, media).status, 0)
+    }
 }
