@@ -50,7 +50,7 @@ struct MediaInput {
     /// `nil` when the level is beyond the path. A name without letters or digits gives `track`.
     func id(level: Int) -> String? {
         let n = baseParts + level
-        guard n <= nameParts.count else { return nil }
+        guard n <= nameParts.count else { return level == 0 ? "track" : nil }
         let s = slug(nameParts.suffix(n).joined(separator: "/"))
         return s.isEmpty ? (level == 0 ? "track" : slug("track/" + nameParts.suffix(n).joined(separator: "/"))) : s
     }
@@ -59,7 +59,7 @@ struct MediaInput {
     var suffix = ""
 
     /// The default id at the current ``idLevel``, without ``suffix``.
-    var defaultID: String { id(level: idLevel) ?? id(level: 0)! }
+    var defaultID: String { id(level: idLevel) ?? id(level: 0) ?? "track" }
 
     /// The id this input gets unless one is given: ``defaultID`` and ``suffix``.
     var id: String { defaultID + suffix }
@@ -81,7 +81,7 @@ func expandInputs(_ paths: [String]) -> [MediaInput] {
     for path in paths {
         var isDirectory: ObjCBool = false
         if path != "-", !path.contains("://"), fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            let base = URL(fileURLWithPath: path).standardizedFileURL
+            let base = URL(fileURLWithPath: absolutePath(path)).standardizedFileURL  // no "~" expansion
             var found: [MediaInput] = []
             if let walker = fm.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]) {
                 for case let url as URL in walker where mediaExtensions.contains(url.pathExtension.lowercased()) {
@@ -239,6 +239,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     if args.positional.isEmpty && args.value("metadata") == nil {
         throw UsageError(message: "give media files or folders, or --metadata FILE")
     }
+    if args.positional.contains("") { throw UsageError(message: "an empty file name was given") }
     let inputs = expandInputs(args.positional.isEmpty ? metadata.map(\.path) : args.positional)
     if inputs.isEmpty {
         throw UsageError(message: "no media files found in \((args.positional.isEmpty ? metadata.map(\.path) : args.positional).joined(separator: ", "))")
