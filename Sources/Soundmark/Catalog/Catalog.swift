@@ -173,6 +173,7 @@ public final class Catalog {
                     postings_crc INTEGER, file_size INTEGER, file_mtime REAL, file_digest TEXT);
                 CREATE INDEX IF NOT EXISTS reference_digest ON reference(audio_digest);
                 CREATE INDEX IF NOT EXISTS reference_file ON reference(file_size, file_digest);
+                CREATE INDEX IF NOT EXISTS reference_source ON reference(source);
                 CREATE TABLE IF NOT EXISTS annotation(
                     reference_id TEXT NOT NULL REFERENCES reference(id) ON DELETE CASCADE,
                     seq INTEGER NOT NULL, start REAL NOT NULL, "end" REAL NOT NULL, text TEXT NOT NULL,
@@ -200,6 +201,7 @@ public final class Catalog {
             guard try again.step(), again.int(0) == 0 else { return }
             for (name, type) in missing { try db.execute("ALTER TABLE reference ADD COLUMN \(name) \(type)") }
             try db.execute("CREATE INDEX IF NOT EXISTS reference_file ON reference(file_size, file_digest)")
+            try db.execute("CREATE INDEX IF NOT EXISTS reference_source ON reference(source)")
             let rows = try db.prepare("SELECT id, postings FROM reference")
             var sums: [(String, Int64)] = []
             while try rows.step() { sums.append((rows.string(0) ?? "", postingsChecksum(rows.blob(1)))) }
