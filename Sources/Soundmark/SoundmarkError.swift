@@ -17,6 +17,10 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
     case idInUse(path: String, id: String, source: String?)
     /// The audio gave no landmarks (silence, or shorter than a second).
     case noLandmarks(path: String)
+    /// An annotation to store has a time that is not finite, negative, after
+    /// ``Annotation/maximumTime`` or an end before its start: catalog path, reference id,
+    /// the annotation's 0-based index and the offending times.
+    case annotationOutOfRange(path: String, id: String, index: Int, start: Double, end: Double)
 
     /// One line naming the file (where there is one) and the cause.
     public var errorDescription: String? {
@@ -29,6 +33,8 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
         case .idInUse(let path, let id, let source):
             return "\(path): id '\(id)' already names other audio\(source.map { " (\($0))" } ?? ""); pass --id to choose another id or to replace it"
         case .noLandmarks(let path): return "\(path): no audio content to fingerprint (silent or too short)"
+        case .annotationOutOfRange(let path, let id, let index, let start, let end):
+            return "\(path): annotation \(index + 1) of '\(id)' (\(start)–\(end) s) is out of range: times must be 0…\(Int(Annotation.maximumTime)) s with end >= start"
         }
     }
 }

@@ -1,11 +1,20 @@
 import Foundation
 
 /// One option of a command: `--name VALUE` (or `--name=VALUE`), or a flag `--name`.
+/// A placeholder listing words (`text|json`) makes them the only accepted values: the
+/// parser refuses anything else with a usage error (exit 2) for every command alike.
 struct OptionSpec {
     let name: String
     let value: String?        // placeholder shown in help; nil for a flag
     let help: String
     var repeatable = false
+
+    /// The accepted values when the placeholder lists them (`text|json`), else nil.
+    var choices: [String]? {
+        guard let value, value.contains("|"),
+              value.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "|" }) else { return nil }
+        return value.split(separator: "|").map(String.init)
+    }
 }
 
 /// A command: its words, options, positional arguments and what it does.
@@ -69,6 +78,10 @@ func parse(_ args: [String], for spec: CommandSpec) throws -> ParsedArguments {
             guard i < args.count else { throw UsageError(message: "option --\(name) needs a value (\(option.value!))") }
             value = args[i]
             i += 1
+        }
+        if let choices = option.choices, !choices.contains(value) {
+            let list = choices.count == 2 ? "\(choices[0]) or \(choices[1])" : "one of \(choices.joined(separator: ", "))"
+            throw UsageError(message: "--\(name) is \(list), got '\(value)'")
         }
         if !option.repeatable && result.values[name] != nil {
             throw UsageError(message: "option --\(name) given twice")

@@ -10,21 +10,127 @@ let mediaExtensions: Set<String> = ["mp3", "m4a", "mp4", "m4v", "mkv", "mka", "w
 let catalogOption = OptionSpec(name: "catalog", value: "FILE", help: "the catalog (an SQLite file)")
 let streamOption = OptionSpec(name: "stream", value: "N", help: "decode audio stream N (default: the best audio stream)")
 
-/// A stable id from a path: lowercase ASCII letters and digits, other runs become '-'.
+/// A stable, readable id from a name: letters and digits of every script (NFC, lowercased;
+/// combining marks kept with their letter), other runs become '-'. Empty when the name has
+/// no letter or digit.
 func slug(_ text: String) -> String {
-    var out = ""
+    var out = String.UnicodeScalarView()
     var dash = false
-    for u in text.lowercased().unicodeScalars {
-        if (u >= "a" && u <= "z") || (u >= "0" && u <= "9") {
-            out.unicodeScalars.append(u)
+    for u in text.precomposedStringWithCanonicalMapping.lowercased().unicodeScalars {
+        let p = u.properties
+        let keep = p.isAlphabetic || p.numericType != nil
+            || (!out.isEmpty && !dash && [.nonspacingMark, .spacingMark, .enclosingMark].contains(p.generalCategory))
+        if keep {
+            out.append(u)
             dash = false
         } else if !dash && !out.isEmpty {
-            out += "-"
+            out.append("-")
             dash = true
         }
     }
-    while out.hasSuffix("-") { out.removeLast() }
-    return out.isEmpty ? "reference" : out
+    while out.last == "-" { out.removeLast() }
+    return String(out)
+}
+
+/// One media input of `catalog add`.
+struct MediaInput {
+    /// The path as given or found by walking a folder (`-` for stdin, or a URL).
+    var path: String
+    /// Name parts the default id is made from, most specific last: the folders above the file
+    /// (outermost first, up to the file system root for a local file) then the file name
+    /// without extension. A walked folder's inner path comes first in ``idLevel`` 0.
+    var nameParts: [String]
+    /// How many name parts (beyond the minimum) the default id uses; raised to tell apart
+    /// inputs whose shorter ids collide.
+    var idLevel = 0
+    /// Parts used at level 0 (1 for a file given by name, more for a file inside a walked folder).
+    var baseParts: Int
+
+    /// The default id at `level`: a slug of the last `baseParts + level` name parts joined by '-',
+    /// `nil` when the level is beyond the path. A name without letters or digits gives `track`.
+    func id(level: Int) -> String? {
+        let n = baseParts + level
+        guard n <= nameParts.count else { return level == 0 ? "track" : nil }
+        let s = slug(nameParts.suffix(n).joined(separator: "/"))
+        return s.isEmpty ? (level == 0 ? "track" : slug("track/" + nameParts.suffix(n).joined(separator: "/"))) : s
+    }
+
+    /// `-2`, `-3`… for inputs whose whole paths give the same id as an earlier input's.
+    var suffix = ""
+
+    /// The default id at the current ``idLevel``, without ``suffix``.
+    var defaultID: String { id(level: idLevel) ?? id(level: 0) ?? "track" }
+
+    /// The id this input gets unless one is given: ``defaultID`` and ``suffix``.
+    var id: String { defaultID + suffix }
+}
+
+/// Inputs of `catalog add`: explicit files, and media files found by walking folders, with
+/// distinct default ids: where two inputs' ids collide, each of them takes more of its path
+/// (`a/01 Track.ogg` and `b/01 Track.ogg` become `a-01-track` and `b-01-track`); where the
+/// whole paths still collide, `-2`, `-3`… in path order.
+func expandInputs(_ paths: [String]) -> [MediaInput] {
+    var result: [MediaInput] = []
+    let fm = FileManager.default
+    func parts(_ path: String) -> [String] {
+        let absolute = path.hasPrefix("/") ? path : fm.currentDirectoryPath + "/" + path
+        var components = absolute.split(separator: "/").map(String.init).filter { $0 != "." }
+        if let last = components.popLast() { components.append((last as NSString).deletingPathExtension) }
+        return components
+    }
+    for path in paths {
+        var isDirectory: ObjCBool = false
+        if path != "-", !path.contains("://"), fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            let base = URL(fileURLWithPath: absolutePath(path)).standardizedFileURL  // no "~" expansion
+            var found: [MediaInput] = []
+            if let walker = fm.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]) {
+                for case let url as URL in walker where mediaExtensions.contains(url.pathExtension.lowercased()) {
+                    let full = url.standardizedFileURL.path
+                    var relative = String(full.dropFirst(base.path.count))
+                    while relative.hasPrefix("/") { relative.removeFirst() }
+                    let inner = relative.split(separator: "/").count
+                    found.append(MediaInput(path: full, nameParts: parts(full), baseParts: max(1, inner)))
+                }
+            }
+            result += found.sorted { $0.path < $1.path }
+        } else if path == "-" {
+            result.append(MediaInput(path: path, nameParts: ["stdin"], baseParts: 1))
+        } else if path.contains("://") {
+            let name = (path.split(separator: "?")[0] as NSString).lastPathComponent
+            result.append(MediaInput(path: path, nameParts: [(name as NSString).deletingPathExtension], baseParts: 1))
+        } else {
+            result.append(MediaInput(path: path, nameParts: parts(path), baseParts: 1))
+        }
+    }
+    // Raise the level of every input in a collision until all ids differ or no path is longer.
+    while true {
+        let groups = Dictionary(grouping: result.indices, by: { result[$0].defaultID })
+        var raised = false
+        for (_, members) in groups where members.count > 1 {
+            // The same file given twice is one input, not a collision; names that differ only
+            // in what a slug drops ("Track 1", "track_1") are told apart by a suffix below.
+            if Set(members.map { result[$0].nameParts }).count == 1 { continue }
+            if Set(members.map { result[$0].id(level: result[$0].nameParts.count - result[$0].baseParts)! }).count == 1 { continue }
+            for i in members where result[i].id(level: result[i].idLevel + 1) != nil {
+                result[i].idLevel += 1
+                raised = true
+            }
+        }
+        if !raised { break }
+    }
+    var seen: [String: [[String]]] = [:]
+    for i in result.indices {
+        let id = result[i].defaultID
+        var paths = seen[id, default: []]
+        if let k = paths.firstIndex(of: result[i].nameParts) {
+            if k > 0 { result[i].suffix = "-\(k + 1)" }
+        } else {
+            paths.append(result[i].nameParts)
+            if paths.count > 1 { result[i].suffix = "-\(paths.count)" }
+        }
+        seen[id] = paths
+    }
+    return result
 }
 
 let languageOption = OptionSpec(name: "language", value: "LANG",
@@ -73,38 +179,12 @@ func otherStreamsNote(_ source: String, _ decoder: MediaDecoder) -> String? {
         + "it has other audio streams: \(others.map(\.label).joined(separator: ", ")) (choose with --stream N or --language LANG)"
 }
 
-/// Inputs of `catalog add`: explicit files, and media files found by walking folders
-/// (with the id slug taken from the path relative to the folder).
-func expandInputs(_ paths: [String]) -> [(path: String, idStem: String)] {
-    var result: [(String, String)] = []
-    let fm = FileManager.default
-    for path in paths {
-        var isDirectory: ObjCBool = false
-        if fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            let base = URL(fileURLWithPath: path).standardizedFileURL
-            var found: [(String, String)] = []
-            if let walker = fm.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]) {
-                for case let url as URL in walker where mediaExtensions.contains(url.pathExtension.lowercased()) {
-                    let full = url.standardizedFileURL.path
-                    var relative = String(full.dropFirst(base.path.count))
-                    while relative.hasPrefix("/") { relative.removeFirst() }
-                    found.append((full, (relative as NSString).deletingPathExtension))
-                }
-            }
-            result += found.sorted { $0.0 < $1.0 }
-        } else {
-            let stem = path == "-" ? "stdin" : ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-            result.append((path, stem))
-        }
-    }
-    return result
-}
-
 func readAnnotations(_ path: String, encoding: String?) throws -> [Annotation] {
     guard FileManager.default.fileExists(atPath: path) else {
         throw UsageError(message: "\(path): no such annotation file")
     }
-    let enc: String.Encoding?
+    var enc: String.Encoding?
+    var legacy: String?
     switch encoding?.lowercased() {
     case nil: enc = nil
     case "utf-8", "utf8": enc = .utf8
@@ -113,10 +193,15 @@ func readAnnotations(_ path: String, encoding: String?) throws -> [Annotation] {
     case "utf-16be": enc = .utf16BigEndian
     case "latin1", "iso-8859-1": enc = .isoLatin1
     case "cp1252", "windows-1252": enc = .windowsCP1252
-    case "cp1250", "windows-1250": enc = .windowsCP1250
-    case let other?: throw UsageError(message: "unknown --encoding '\(other)' (utf-8, utf-16, utf-16le, utf-16be, latin1, cp1252, cp1250)")
+    case let other?:
+        // Every other legacy encoding through iconv (cp1250, cp1256, cp949, shift_jis, gbk, koi8-r, …).
+        guard let name = LegacyEncoding.iconvName(other) else {
+            throw UsageError(message: "unknown --encoding '\(other)' (utf-8, utf-16, utf-16le, utf-16be, latin1, cp1250…cp1258, koi8-r, cp949/euc-kr, shift_jis, gbk, big5 or any iconv name)")
+        }
+        legacy = name
     }
-    let result = try AnnotationReader.read(contentsOf: URL(fileURLWithPath: path), format: nil, encoding: enc)
+    // absolutePath: URL(fileURLWithPath:) would expand a file named "~" to the home folder.
+    let result = try AnnotationReader.read(contentsOf: URL(fileURLWithPath: absolutePath(path)), format: nil, encoding: enc, legacyEncoding: legacy)
     for w in result.warnings { warn(w) }
     return result.annotations
 }
@@ -132,69 +217,189 @@ func parseProperties(_ list: [String]) throws -> [String: String] {
     return properties
 }
 
-/// Prints a progress bar on stderr when it is a terminal.
-struct Progress {
+/// Progress of a batch on stderr: files done of all, and an estimate of the time left from the
+/// bytes fingerprinted so far (files skipped unchanged cost nearly nothing and are not
+/// counted in the rate). On a terminal one line is redrawn in place; with `--progress` on
+/// anything else a line is written per file. Off by default when stderr is not a terminal.
+final class Progress {
     let total: Int
-    let enabled = isatty(2) != 0
+    let totalBytes: Int64
+    let enabled: Bool
+    let terminal = isatty(2) != 0
+    private let start = Date()
+    private var doneBytes: Int64 = 0, workedBytes: Int64 = 0, workedSeconds = 0.0
+
+    init(total: Int, totalBytes: Int64, forced: Bool) {
+        self.total = total
+        self.totalBytes = totalBytes
+        enabled = (terminal || forced) && total > 0
+    }
+
+    /// Records a finished file of `bytes` bytes that took `seconds`; `worked` when it was
+    /// decoded and fingerprinted (not skipped).
+    func record(bytes: Int64, seconds: Double, worked: Bool) {
+        doneBytes += bytes
+        if worked { workedBytes += bytes; workedSeconds += seconds }
+    }
+
+    /// "about 1 min 20 s left", or "" before anything was fingerprinted.
+    func estimate() -> String {
+        guard workedBytes > 0, workedSeconds > 0 else { return "" }
+        let left = Double(max(0, totalBytes - doneBytes)) * workedSeconds / Double(workedBytes)
+        let s = Int(min(left, 1e9).rounded())
+        let text = s >= 3600 ? "\(s / 3600) h \(s / 60 % 60) min" : s >= 60 ? "\(s / 60) min \(s % 60) s" : "\(s) s"
+        return ", about \(text) left"
+    }
 
     func show(_ done: Int, _ name: String) {
-        guard enabled, total > 0 else { return }
-        let width = 30
-        let filled = width * done / total
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let label = name.count > 40 ? "…" + name.suffix(39) : name
-        FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) \(label)\u{1B}[K".utf8))
+        guard enabled else { return }
+        let percent = totalBytes > 0 ? Int(Double(doneBytes) * 100 / Double(totalBytes)) : done * 100 / total
+        if terminal {
+            let width = 20
+            let filled = width * done / total
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            let label = name.count > 40 ? "…" + name.suffix(39) : name
+            FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) \(percent) %\(estimate())  \(label)\u{1B}[K".utf8))
+        } else {
+            FileHandle.standardError.write(Data("progress: \(done)/\(total) files, \(percent) %\(estimate()): \(name)\n".utf8))
+        }
     }
 
     func finish() {
-        if enabled && total > 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if enabled && terminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 
+/// The options of `catalog add` that name one reference, refused for a batch.
+let singleReferenceOptions = ["id", "title", "annotations"]
+
 func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
-    let inputs = expandInputs(args.positional)
-    if inputs.isEmpty { throw UsageError(message: "no media files found in \(args.positional.joined(separator: ", "))") }
-    if args.value("id") != nil && inputs.count > 1 {
-        throw UsageError(message: "--id names one reference but \(inputs.count) files were given")
+    let metadata = try args.value("metadata").map(readMetadata) ?? []
+    if args.positional.isEmpty && args.value("metadata") == nil {
+        throw UsageError(message: "give media files or folders, or --metadata FILE")
+    }
+    if args.positional.contains("") { throw UsageError(message: "an empty file name was given") }
+    let inputs = expandInputs(args.positional.isEmpty ? metadata.map(\.path) : args.positional)
+    if inputs.isEmpty {
+        throw UsageError(message: "no media files found in \((args.positional.isEmpty ? metadata.map(\.path) : args.positional).joined(separator: ", "))")
+    }
+    if inputs.count > 1, let option = singleReferenceOptions.first(where: { args.value($0) != nil }) {
+        throw UsageError(message: "--\(option) is for one reference but \(inputs.count) files were given; give per-file values with --metadata FILE (CSV or JSON)")
+    }
+    var rows: [String: MetadataRow] = [:]
+    for row in metadata { rows[absolutePath(row.path)] = row }
+    let inputPaths = Set(inputs.map { absolutePath($0.path) })
+    for row in metadata where !inputPaths.contains(absolutePath(row.path)) {
+        warn("\(row.location): \(row.path) is not among the files to add; row ignored")
     }
     let properties = try parseProperties(args.all("property"))
-    let annotations = try args.value("annotations").map { try readAnnotations($0, encoding: args.value("encoding")) }
+    let sharedAnnotations = try args.value("annotations").map { try readAnnotations($0, encoding: args.value("encoding")) }
     let stream = try streamChoice(args)
     let catalog = try Catalog(path: catalogPath, create: true)
     var failures = 0
-    let progress = Progress(total: inputs.count)
+    let sizes = inputs.map { FileStamp.attributes(of: $0.path)?.size ?? 0 }
+    let progress = Progress(total: inputs.count, totalBytes: sizes.reduce(0, +), forced: args.has("progress"))
+    let batchIDs = Set(inputs.map(\.id))
+    func report(_ id: String, _ outcome: AddOutcome, _ duration: Double, _ path: String) {
+        let what: String
+        switch outcome {
+        case .added: what = "added"
+        case .replaced: what = "replaced (new audio)"
+        case .updated: what = "updated"
+        case .unchanged: what = "skipped (already in the catalog, unchanged)"
+        case .duplicate(let other): what = "skipped (same audio as '\(other)')"
+        }
+        FileHandle.standardError.write(Data(String(format: "%@: %@ %.1f s, %@\n", id, what, duration, path).utf8))
+    }
     for (n, input) in inputs.enumerated() {
         progress.show(n, input.path)
+        let began = Date()
+        var worked = false
         do {
+            let row = rows[absolutePath(input.path)]
+            let explicitID = args.value("id") ?? row?.id
+            var rowProperties = properties
+            for (k, v) in row?.properties ?? [:] { rowProperties[k] = v }
+            let annotations = try sharedAnnotations ?? row?.annotations.map { try readAnnotations($0, encoding: args.value("encoding")) }
+            let given = (title: args.value("title") ?? row?.title, subtitle: args.value("subtitle") ?? row?.subtitle,
+                         artist: args.value("artist") ?? row?.artist)
+            let source = input.path == "-" ? nil : input.path
+            /// The stored item with the explicitly given fields on top (the file, hence its tags, did not change).
+            func refreshed(_ stored: MediaItem) -> MediaItem {
+                var item = stored
+                if let t = given.title { item.title = t }
+                if let t = given.subtitle { item.subtitle = t }
+                if let t = given.artist { item.artist = t }
+                if !properties.isEmpty || row?.properties != nil { item.properties = rowProperties }
+                return item
+            }
+            // Cheap paths: the same file unchanged (size and time), or the same content (digest).
+            if let source, let known = try catalog.reference(unchangedAt: source), explicitID == nil || explicitID == known.item.id {
+                let outcome = try catalog.updateMetadata(refreshed(known.item), annotations: annotations)
+                progress.finish()
+                report(known.item.id, outcome, known.duration, input.path)
+                progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
+                continue
+            }
+            let stamp = source.flatMap { FileStamp.of(path: $0) }
+            if let stamp {
+                let same = try catalog.references(withContentOf: stamp)
+                let mine = same.first { $0.item.id == (explicitID ?? input.id) } ?? (explicitID == nil ? same.first { $0.source == source } : nil)
+                if let mine {
+                    let outcome = try catalog.updateMetadata(refreshed(mine.item), annotations: annotations, source: source, file: stamp)
+                    progress.finish()
+                    report(mine.item.id, outcome, mine.duration, input.path)
+                    progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
+                    continue
+                } else if let other = same.first {
+                    progress.finish()
+                    report(explicitID ?? input.id, .duplicate(of: other.item.id), other.duration, input.path)
+                    progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
+                    continue
+                }
+            }
+            worked = true
             let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream,
                                         verbose: args.has("verbose"))
             let signature = try SignatureGenerator.signatures(decoding: decoder, configuration: catalog.configuration)[0]
             let tags = decoder.tags
-            let fileName = ((input.path as NSString).lastPathComponent as NSString).deletingPathExtension
-            let item = MediaItem(id: args.value("id") ?? slug(input.idStem),
-                                 title: args.value("title") ?? tags["title"] ?? fileName,
-                                 subtitle: args.value("subtitle") ?? tags["album"],
-                                 artist: args.value("artist") ?? tags["artist"] ?? tags["album_artist"],
-                                 properties: properties)
-            let outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
-                                                            source: input.path == "-" ? nil : input.path,
-                                                            replacingOtherAudio: args.value("id") != nil)
-            progress.finish()
-            let what: String
-            switch outcome {
-            case .added: what = "added"
-            case .replaced: what = "replaced (new audio)"
-            case .updated: what = "updated"
-            case .unchanged: what = "skipped (already in the catalog, unchanged)"
-            case .duplicate(let other): what = "skipped (same audio as '\(other)')"
+            let fileName = input.nameParts.last ?? input.path
+            var item = MediaItem(id: explicitID ?? input.id,
+                                 title: given.title ?? tags["title"] ?? fileName,
+                                 subtitle: given.subtitle ?? tags["album"],
+                                 artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
+                                 properties: rowProperties)
+            var outcome: AddOutcome?
+            var level = input.idLevel
+            var replacing = explicitID != nil
+            while outcome == nil {
+                do {
+                    outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
+                                                                source: source, replacingOtherAudio: replacing, file: stamp)
+                } catch SoundmarkError.idInUse(_, let id, let other) {
+                    // The same file with new content (edited since it was added): replace it.
+                    if let other, let source, absolutePath(other) == absolutePath(source) {
+                        replacing = true
+                        continue
+                    }
+                    // A default id taken by another file's audio: take more of this file's path.
+                    level += 1
+                    while let next = input.id(level: level), batchIDs.contains(next) { level += 1 }
+                    guard explicitID == nil, let next = input.id(level: level) else {
+                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); pass --id (or an id column in --metadata) to choose another id or to replace it")
+                    }
+                    item.id = next
+                }
             }
-            FileHandle.standardError.write(Data(String(format: "%@: %@ %.1f s, %@\n", item.id, what, signature.duration, input.path).utf8))
+            progress.finish()
+            report(item.id, outcome!, signature.duration, input.path)
         } catch {
             progress.finish()
             printError(describe(error))
             failures += 1
         }
+        progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
     }
     progress.finish()
     if failures > 0 {
@@ -206,6 +411,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
 
 func required(_ args: ParsedArguments, _ name: String) throws -> String {
     guard let v = args.value(name) else { throw UsageError(message: "--\(name) is required") }
+    guard !v.isEmpty else { throw UsageError(message: "--\(name) needs a non-empty value") }
     return v
 }
 
@@ -290,37 +496,48 @@ func runCatalogAnnotate(_ args: ParsedArguments) throws -> Int32 {
 
 /// `h:mm:ss` (or `m:ss`).
 func formatClock(_ seconds: Double) -> String {
+    guard seconds.isFinite, seconds <= Annotation.maximumTime else { return seconds > 0 ? "\(seconds) s" : "00:00:00" }
     let s = max(0, Int(seconds.rounded()))
     return String(format: "%02d:%02d:%02d", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// `hh:mm:ss.mmm`, with a leading `-` for negative times (a clip that starts before the reference).
+/// A value that is not finite or beyond ``Annotation/maximumTime`` (an old catalog may hold one)
+/// is written as plain seconds instead of being converted to an integer.
 func formatTimestamp(_ seconds: Double) -> String {
+    guard seconds.isFinite, abs(seconds) <= Annotation.maximumTime else { return "\(seconds) s" }
     let signed = Int((seconds * 1000).rounded()), ms = abs(signed)
     return String(format: "%@%02d:%02d:%02d.%03d", signed < 0 ? "-" : "", ms / 3_600_000, ms / 60000 % 60, ms / 1000 % 60, ms % 1000)
 }
 
 let encodingOption = OptionSpec(name: "encoding", value: "NAME",
-                                help: "text encoding of annotation files (default: detected; utf-8, utf-16le/be, cp1252, latin1, cp1250)")
+                                help: "text encoding of annotation files (default: detected; utf-8, utf-16le/be, latin1, cp1250…cp1258, koi8-r, cp949, shift_jis, gbk, big5 or any iconv name)")
 
 let catalogCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "add"], usage: "FILE_OR_FOLDER...",
                 summary: "fingerprint media files (folders are walked) and store them as references",
                 details: """
                 Title and artist default to the file's tags, then its name; the id defaults to a slug of the
-                file name (of the path inside a walked folder). Re-adding the same audio is skipped; re-adding
-                an id with changed metadata updates it. One bad file is reported and the batch goes on
-                (exit code 1 when some failed, 2 when all failed).
+                file name (of the path inside a walked folder; letters of every script are kept). Files of a
+                batch whose ids would collide take more of their path (a/01.ogg, b/01.ogg: a-01, b-01), as does
+                a file whose id already names another file's audio. Per-file ids, titles, artists, properties
+                and annotations come from --metadata. A file unchanged since it was added (same size and
+                modification time, or same content digest) is skipped without decoding; re-adding the same audio
+                is skipped; re-adding an id with changed metadata updates it. One bad file is reported and the
+                batch goes on (exit code 1 when some failed, 2 when all failed).
                 """,
                 options: [catalogOption,
+                          OptionSpec(name: "metadata", value: "FILE",
+                                     help: "per-file metadata, CSV (header: path,id,title,subtitle,artist,properties,annotations; properties as key=value;key=value) or JSON [{\"path\":…}]; relative paths are from the file's folder; without FILE arguments its files are added"),
                           OptionSpec(name: "id", value: "ID", help: "reference id (one file only)"),
-                          OptionSpec(name: "title", value: "TEXT", help: "title (default: tag, else file name)"),
+                          OptionSpec(name: "title", value: "TEXT", help: "title (one file only; default: tag, else file name)"),
                           OptionSpec(name: "subtitle", value: "TEXT", help: "subtitle (default: album tag)"),
                           OptionSpec(name: "artist", value: "TEXT", help: "artist (default: tag)"),
                           OptionSpec(name: "property", value: "KEY=VALUE", help: "custom property (repeatable)", repeatable: true),
-                          OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT or JSON) in reference time"),
+                          OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
+                          OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
                           encodingOption, streamOption, languageOption, verboseStreamOption],
-                positional: 1...Int.max, run: runCatalogAdd),
+                positional: 0...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",
                 details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],
                 positional: 0...0, run: runCatalogList),
@@ -330,7 +547,7 @@ let catalogCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "remove"], usage: "ID...", summary: "remove references with their postings and annotations",
                 details: "", options: [catalogOption], positional: 1...Int.max, run: runCatalogRemove),
     CommandSpec(words: ["catalog", "annotate"], usage: "ID FILE",
-                summary: "replace a reference's annotations from an SRT, WebVTT or JSON file",
+                summary: "replace a reference's annotations from an SRT, WebVTT, ASS/SSA or JSON file",
                 details: "JSON is [{\"start\":s,\"end\":s,\"text\":\"…\"}]. Skipped entries are reported with their line number.",
                 options: [catalogOption, encodingOption], positional: 2...2, run: runCatalogAnnotate),
 ]

@@ -49,7 +49,9 @@ let matchCommands: [CommandSpec] = [
                 details: """
                 Prints the matching references, best first: reference time at the clip's start (matchOffset, s),
                 frequency skew (0.05: the clip plays 5 % faster/higher) and confidence (0…1). JSON:
-                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c}]}.
+                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,
+                "alignedLandmarks":n,"queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}]}: queryStart/queryEnd are
+                the matched stretch of the clip, referenceStart/referenceEnd the same stretch in the reference.
                 Exit code 0 with a match, 1 with none, 2 on error.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
@@ -69,7 +71,7 @@ func plainText(_ text: String) -> String {
     return out
 }
 
-let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "cue", "audacity"]
+let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
 /// seconds and the decoder (for its streams).
@@ -147,6 +149,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
     case "srt": print(CueWriter.srt(cues), terminator: "")
     case "vtt": print(CueWriter.webVTT(cues), terminator: "")
+    case "ass": print(CueWriter.ass(cues), terminator: "")
     case "audacity": print(CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) }), terminator: "")
     case "cue":
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
@@ -189,9 +192,9 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
     """,
     options: [catalogOption,
-              OptionSpec(name: "format", value: "FORMAT", help: "setlist (default), json, csv, srt, vtt, cue, audacity"),
+              OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
               OptionSpec(name: "cues", value: "annotations|segments",
-                         help: "cues of srt/vtt/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
+                         help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
               streamOption, languageOption],
     positional: 1...1, run: runScan)

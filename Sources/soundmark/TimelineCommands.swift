@@ -52,7 +52,12 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
     let parsed = TimelinePayload.parseLines(text)
     let name = args.positional[0] == "-" ? "<stdin>" : args.positional[0]
     if parsed.payloads.isEmpty && !parsed.warnings.isEmpty {
-        printError("\(name): no JSON object on any line (\(parsed.warnings.count) unreadable line(s)); is it JSON Lines?")
+        if let usable = parsed.warnings.first(where: { !$0.hasSuffix(": not valid JSON") && !$0.hasSuffix(": not a JSON object") }) {
+            // JSON objects, but none usable (an ill-typed or out-of-range field): name the first.
+            printError("\(name): \(usable)\(parsed.warnings.count > 1 ? " (and \(parsed.warnings.count - 1) more unusable line(s))" : "")")
+        } else {
+            printError("\(name): no JSON object on any line (\(parsed.warnings.count) unreadable line(s)); is it JSON Lines?")
+        }
         return Exit.error
     }
     for w in parsed.warnings { warn("\(name): \(w)") }

@@ -53,8 +53,8 @@ final class CLITests: XCTestCase {
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
         let out = Self.workDirectory.appendingPathComponent("out-\(UUID().uuidString)")
         let err = Self.workDirectory.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: out)
             try? FileManager.default.removeItem(at: err)
@@ -234,7 +234,7 @@ final class CLITests: XCTestCase {
         assertOneLineError(try soundmark("identify", "--catalog", catalog, "--format", "json", text), naming: "x.mp3")
 
         let empty = file("empty.mp3")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         assertOneLineError(try soundmark("identify", "--catalog", catalog, empty), naming: "empty.mp3")
 
         // A host that cannot exist (RFC 2606 reserves .invalid) and a closed port on loopback.
@@ -347,7 +347,7 @@ final class CLITests: XCTestCase {
 
     // MARK: - Findings of a new user's session
 
-    func testSameFileNameWithOtherAudioIsRefusedNotReplaced() throws {
+    func testSameFileNameWithOtherAudioGetsAnIdFromItsPath() throws {
         let dir = Self.workDirectory.appendingPathComponent("albums-\(UUID().uuidString)")
         for album in ["a1", "a2"] { try FileManager.default.createDirectory(at: dir.appendingPathComponent(album), withIntermediateDirectories: true) }
         let refs = Self.samples.appendingPathComponent("references")
@@ -355,12 +355,19 @@ final class CLITests: XCTestCase {
         try FileManager.default.copyItem(at: refs.appendingPathComponent("wesnoth-battle.ogg"), to: dir.appendingPathComponent("a2/01.ogg"))
         let db = dir.appendingPathComponent("c.db").path
         let r = try soundmark("catalog", "add", "--catalog", db, dir.appendingPathComponent("a1/01.ogg").path, dir.appendingPathComponent("a2/01.ogg").path)
-        XCTAssertEqual(r.status, 1)
-        XCTAssertTrue(r.stderr.contains("id '01' already names other audio"), r.stderr)
+        XCTAssertEqual(r.status, 0, r.stderr)
         let list = try soundmark("catalog", "list", "--catalog", db)
-        XCTAssertTrue(list.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list.stdout)
-        // An explicit --id is the user's say-so: it replaces.
-        let forced = try soundmark("catalog", "add", "--catalog", db, "--id", "01", dir.appendingPathComponent("a2/01.ogg").path)
+        XCTAssertEqual(list.stdout.split(separator: "\n").map { $0.split(separator: "\t")[0] }, ["a1-01", "a2-01"], list.stdout)
+        // Added one at a time, the second file's id is taken from its path too: nothing replaced.
+        let db2 = dir.appendingPathComponent("c2.db").path
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db2, dir.appendingPathComponent("a1/01.ogg").path).status, 0)
+        let second = try soundmark("catalog", "add", "--catalog", db2, dir.appendingPathComponent("a2/01.ogg").path)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertTrue(second.stderr.hasPrefix("a2-01: added 40.0 s"), second.stderr)
+        let list2 = try soundmark("catalog", "list", "--catalog", db2)
+        XCTAssertTrue(list2.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list2.stdout)
+        // An explicit --id is the user's say-so: other audio under it is replaced.
+        let forced = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", refs.appendingPathComponent("supertux-forest.ogg").path)
         XCTAssertEqual(forced.status, 0, forced.stderr)
         XCTAssertTrue(forced.stderr.contains("replaced"), forced.stderr)
     }
@@ -372,7 +379,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path).status, 0)
         XCTAssertEqual(try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls", Self.samples.appendingPathComponent("wesnoth-knolls.srt").path).status, 0)
         let empty = dir.appendingPathComponent("empty.srt").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         let r = try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls", empty)
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.stderr.contains("no annotations found; the stored ones are kept"), r.stderr)

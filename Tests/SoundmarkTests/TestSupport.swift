@@ -108,8 +108,8 @@ enum TestSupport {
         let tmp = FileManager.default.temporaryDirectory
         let out = tmp.appendingPathComponent("soundmark-out-\(UUID().uuidString)")
         let err = tmp.appendingPathComponent("soundmark-err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments

@@ -39,6 +39,9 @@ public struct ReferenceInfo: Equatable, Sendable {
     public var annotationCount: Int
     /// The file or URL it was made from, if recorded.
     public var source: String?
+    /// Size, modification time and content digest of that file when it was added (`nil` for
+    /// stdin, URLs and references stored by older versions).
+    public var file: FileStamp? = nil
 }
 
 /// What ``Catalog/addReferenceSignature(_:representing:annotations:source:)`` did.
@@ -60,8 +63,13 @@ public enum AddOutcome: Equatable, Sendable {
 /// Layout (SQLite 3, WAL journal so readers can match while a writer adds):
 /// - `meta(key, value)`: `format_version` and the `configuration` JSON;
 /// - `reference(id, title, subtitle, artist, properties JSON, source, sample_count,
-///   posting_count, audio_digest, postings BLOB)`: one row per reference; the postings are
-///   stored with ``PostingCodec``; `audio_digest` (FNV-1a 64 of the postings) finds re-added audio;
+///   posting_count, audio_digest, postings BLOB, postings_crc, file_size, file_mtime,
+///   file_digest)`: one row per reference; the postings are stored with ``PostingCodec``;
+///   `audio_digest` (FNV-1a 64 of the postings) finds re-added audio; `postings_crc` (zlib
+///   CRC-32 of the blob) is checked on every load; the `file_` columns (a ``FileStamp``) let
+///   an unchanged file be skipped without decoding. Catalogs written before these four
+///   columns existed get them (and their checksums) the first time they are opened for
+///   writing, and are read without them until then;
 /// - `annotation(reference_id, seq, start, end, text)`: deleted with their reference.
 ///
 /// Every change to one reference is one transaction: a process killed during an add leaves
@@ -72,6 +80,9 @@ public final class Catalog {
     /// The fingerprint configuration of every signature in it.
     public let configuration: Configuration
     private var db: SQLiteDatabase!
+    /// Whether the reference table has the checksum and file-stamp columns (an older catalog
+    /// opened read-only may not).
+    private var hasStampColumns = true
 
     /// Opens a catalog, creating it when `create` is set and the file does not exist.
     /// - Parameters:
@@ -88,7 +99,8 @@ public final class Catalog {
         let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
         if isDirectory.boolValue { throw SoundmarkError.catalogUnreadable(path: path, reason: "is a directory") }
         if !exists && (!create || readOnly) { throw SoundmarkError.catalogUnreadable(path: path, reason: "no such file") }
-        let folder = (path as NSString).deletingLastPathComponent
+        if path.isEmpty { throw SoundmarkError.catalogUnreadable(path: path, reason: "empty file name") }
+        let folder = parentDirectory(of: path)
         if !exists && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "no such directory '\(folder)'")
         }
@@ -104,6 +116,7 @@ public final class Catalog {
                 try createSchema()
             }
             try checkMeta()
+            try migrate(readOnly: readOnly)
         } catch let error as SoundmarkError {
             throw error
         } catch {
@@ -113,9 +126,23 @@ public final class Catalog {
         }
     }
 
-    /// Opens the SQLite file; a read-only open that cannot use the WAL index (a folder the
-    /// process may not write to) falls back to an immutable open.
+    /// Opens the SQLite file. A read-only open of a file this process may write is a read-write
+    /// connection with `PRAGMA query_only`, so closing it removes the `-wal` and `-shm` files as
+    /// a writer's close does (a `mode=ro` connection leaves them behind, with the file's
+    /// permissions: a `0444` `-shm` kept the catalog unwritable after `chmod u+w`). A file it
+    /// may not write is opened immutable when no writer is active (no `-wal`), else `mode=ro`;
+    /// a read-only open that cannot use the WAL index (a folder the process may not write to)
+    /// falls back to an immutable open.
     private static func open(path: String, create: Bool, readOnly: Bool) throws -> SQLiteDatabase {
+        if readOnly && access(path, W_OK) == 0 && access(parentDirectory(of: path).isEmpty ? "." : parentDirectory(of: path), W_OK) == 0 {
+            let db = try SQLiteDatabase(path: path, create: false)
+            try db.execute("PRAGMA foreign_keys = ON")
+            try db.execute("PRAGMA query_only = ON")
+            return db
+        }
+        if readOnly && access(path, W_OK) != 0 && !FileManager.default.fileExists(atPath: path + "-wal") {
+            return try SQLiteDatabase(path: path, create: false, readOnly: true, immutable: true)
+        }
         let db = try SQLiteDatabase(path: path, create: create, readOnly: readOnly)
         try db.execute("PRAGMA foreign_keys = ON")
         guard readOnly else { return db }
@@ -142,8 +169,11 @@ public final class Catalog {
                     id TEXT PRIMARY KEY, title TEXT, subtitle TEXT, artist TEXT,
                     properties TEXT NOT NULL DEFAULT '{}', source TEXT,
                     sample_count INTEGER NOT NULL, posting_count INTEGER NOT NULL,
-                    audio_digest TEXT NOT NULL, postings BLOB NOT NULL);
+                    audio_digest TEXT NOT NULL, postings BLOB NOT NULL,
+                    postings_crc INTEGER, file_size INTEGER, file_mtime REAL, file_digest TEXT);
                 CREATE INDEX IF NOT EXISTS reference_digest ON reference(audio_digest);
+                CREATE INDEX IF NOT EXISTS reference_file ON reference(file_size, file_digest);
+                CREATE INDEX IF NOT EXISTS reference_source ON reference(source);
                 CREATE TABLE IF NOT EXISTS annotation(
                     reference_id TEXT NOT NULL REFERENCES reference(id) ON DELETE CASCADE,
                     seq INTEGER NOT NULL, start REAL NOT NULL, "end" REAL NOT NULL, text TEXT NOT NULL,
@@ -152,6 +182,31 @@ public final class Catalog {
             let json = String(decoding: try JSONEncoder.sorted.encode(configuration), as: UTF8.self)
             try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(Configuration.formatVersion)").run()
             try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("configuration", json).run()
+        }
+    }
+
+    /// Adds the checksum and file-stamp columns to a catalog written before they existed, with
+    /// the checksum of every stored blob (one transaction); read-only, notes they are missing.
+    private func migrate(readOnly: Bool) throws {
+        let q = try db.prepare("SELECT name FROM pragma_table_info('reference')")
+        var columns: Set<String> = []
+        while try q.step() { columns.insert(q.string(0) ?? "") }
+        let wanted = [("postings_crc", "INTEGER"), ("file_size", "INTEGER"), ("file_mtime", "REAL"), ("file_digest", "TEXT")]
+        let missing = wanted.filter { !columns.contains($0.0) }
+        guard !missing.isEmpty else { return }
+        if readOnly { hasStampColumns = false; return }
+        try db.transaction {
+            // Another writer may have migrated between the check and the lock.
+            let again = try db.prepare("SELECT count(*) FROM pragma_table_info('reference') WHERE name = 'postings_crc'")
+            guard try again.step(), again.int(0) == 0 else { return }
+            for (name, type) in missing { try db.execute("ALTER TABLE reference ADD COLUMN \(name) \(type)") }
+            try db.execute("CREATE INDEX IF NOT EXISTS reference_file ON reference(file_size, file_digest)")
+            try db.execute("CREATE INDEX IF NOT EXISTS reference_source ON reference(source)")
+            let rows = try db.prepare("SELECT id, postings FROM reference")
+            var sums: [(String, Int64)] = []
+            while try rows.step() { sums.append((rows.string(0) ?? "", postingsChecksum(rows.blob(1)))) }
+            let update = try db.prepare("UPDATE reference SET postings_crc = ? WHERE id = ?")
+            for (id, crc) in sums { try update.bind(crc, id).run() }
         }
     }
 
@@ -183,17 +238,22 @@ public final class Catalog {
     ///   - source: the file it came from, kept for `catalog show`.
     ///   - replacingOtherAudio: when `false`, an id already holding other audio is refused with
     ///     ``SoundmarkError/idInUse(path:id:source:)`` instead of replaced (default `true`).
+    ///   - file: the stamp of the source file, stored so that re-adding it unchanged can be
+    ///     skipped before decoding (see ``reference(unchangedAt:)``); default `nil`.
     /// - Returns: what was done; re-adding the same audio never duplicates it.
     /// - Throws: ``SoundmarkError/catalogMismatch(path:reason:)`` for a signature of another
     ///   configuration, ``SoundmarkError/noLandmarks(path:)`` for silent audio,
+    ///   ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)`` for annotation times
+    ///   outside `0...Annotation.maximumTime`,
     ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when SQLite fails.
     @discardableResult
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
                                       annotations: [Annotation]? = nil, source: String? = nil,
-                                      replacingOtherAudio: Bool = true) throws -> AddOutcome {
+                                      replacingOtherAudio: Bool = true, file: FileStamp? = nil) throws -> AddOutcome {
         guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
+        if let annotations { try checkRange(annotations, id: item.id) }
         let postings = PostingCodec.postings(of: signature)
         guard !postings.isEmpty else { throw SoundmarkError.noLandmarks(path: source ?? item.id) }
         let blob = PostingCodec.encode(postings)
@@ -208,9 +268,10 @@ public final class Catalog {
                 let existing = try reference(id: item.id)
                 if let existing, sameIDs.contains(item.id) {
                     var changed = false
-                    if existing.item != item || (source != nil && existing.source != source) {
+                    if existing.item != item || (source != nil && existing.source != source) || (file != nil && existing.file != file) {
                         try db.prepare("UPDATE reference SET title = ?, subtitle = ?, artist = ?, properties = ?, source = coalesce(?, source) WHERE id = ?")
                             .bind(item.title, item.subtitle, item.artist, properties, source, item.id).run()
+                        if let file { try storeStamp(file, id: item.id) }
                         changed = existing.item != item
                     }
                     if let annotations, try self.annotations(id: item.id) != annotations {
@@ -224,9 +285,10 @@ public final class Catalog {
                 }
                 try db.prepare("""
                     INSERT OR REPLACE INTO reference(id, title, subtitle, artist, properties, source, sample_count,
-                        posting_count, audio_digest, postings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        posting_count, audio_digest, postings, postings_crc) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).bind(item.id, item.title, item.subtitle, item.artist, properties, source,
-                              Int64(signature.sampleCount), postings.count, digest, Data(blob)).run()
+                              Int64(signature.sampleCount), postings.count, digest, Data(blob), postingsChecksum(blob)).run()
+                if let file { try storeStamp(file, id: item.id) }
                 if let annotations { try replaceAnnotations(id: item.id, annotations) }
                 return existing == nil ? .added : .replaced
             }
@@ -234,6 +296,72 @@ public final class Catalog {
             throw error
         } catch {
             throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
+        }
+    }
+
+    private func storeStamp(_ file: FileStamp, id: String) throws {
+        try db.prepare("UPDATE reference SET file_size = ?, file_mtime = ?, file_digest = ? WHERE id = ?")
+            .bind(file.size, file.modified, file.digest, id).run()
+    }
+
+    /// The reference made from the file at `source` when that file still has the size and
+    /// modification time stored with it (within a millisecond: tools that copy times keep only
+    /// microseconds): re-adding it can be skipped without reading it.
+    public func reference(unchangedAt source: String) throws -> ReferenceInfo? {
+        guard hasStampColumns, let now = FileStamp.attributes(of: source) else { return nil }
+        let q = try db.prepare("SELECT \(infoColumns) FROM reference r WHERE r.source = ? AND r.file_size = ? AND abs(r.file_mtime - ?) < 0.001")
+            .bind(source, now.size, now.modified)
+        return try q.step() ? info(q) : nil
+    }
+
+    /// References made from a file with this size and content digest (under any name),
+    /// ordered by id: a file seen before, which need not be decoded again.
+    public func references(withContentOf file: FileStamp) throws -> [ReferenceInfo] {
+        guard hasStampColumns else { return [] }
+        let q = try db.prepare("SELECT \(infoColumns) FROM reference r WHERE r.file_size = ? AND r.file_digest = ? ORDER BY r.id")
+            .bind(file.size, file.digest)
+        var result: [ReferenceInfo] = []
+        while try q.step() { result.append(info(q)) }
+        return result
+    }
+
+    /// Updates the metadata (and, when given, the annotations, source and file stamp) of the
+    /// existing reference `item.id` without touching its postings, in one transaction.
+    /// - Returns: ``AddOutcome/updated`` when the item or annotations changed, else ``AddOutcome/unchanged``.
+    /// - Throws: ``SoundmarkError/unknownReference(path:id:)``, ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)``,
+    ///   ``SoundmarkError/catalogWriteFailed(path:reason:)``.
+    @discardableResult
+    public func updateMetadata(_ item: MediaItem, annotations: [Annotation]? = nil, source: String? = nil,
+                               file: FileStamp? = nil) throws -> AddOutcome {
+        if let annotations { try checkRange(annotations, id: item.id) }
+        let properties = String(decoding: (try? JSONEncoder.sorted.encode(item.properties)) ?? Data("{}".utf8), as: UTF8.self)
+        do {
+            return try db.transaction {
+                guard let existing = try reference(id: item.id) else { throw SoundmarkError.unknownReference(path: path, id: item.id) }
+                var changed = false
+                if existing.item != item || (source != nil && existing.source != source) {
+                    try db.prepare("UPDATE reference SET title = ?, subtitle = ?, artist = ?, properties = ?, source = coalesce(?, source) WHERE id = ?")
+                        .bind(item.title, item.subtitle, item.artist, properties, source, item.id).run()
+                    changed = existing.item != item
+                }
+                if let file, hasStampColumns, existing.file != file { try storeStamp(file, id: item.id) }
+                if let annotations, try self.annotations(id: item.id) != annotations {
+                    try replaceAnnotations(id: item.id, annotations)
+                    changed = true
+                }
+                return changed ? .updated : .unchanged
+            }
+        } catch let error as SoundmarkError {
+            throw error
+        } catch {
+            throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Throws for the first annotation whose times are out of range (see ``Annotation/isInRange``).
+    private func checkRange(_ annotations: [Annotation], id: String) throws {
+        if let i = annotations.firstIndex(where: { !$0.isInRange }) {
+            throw SoundmarkError.annotationOutOfRange(path: path, id: id, index: i, start: annotations[i].start, end: annotations[i].end)
         }
     }
 
@@ -246,8 +374,11 @@ public final class Catalog {
     }
 
     /// Replaces the annotations of reference `id` atomically.
-    /// - Throws: ``SoundmarkError/unknownReference(path:id:)`` when there is no such reference.
+    /// - Throws: ``SoundmarkError/unknownReference(path:id:)`` when there is no such reference,
+    ///   ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)`` when an annotation's
+    ///   times are not in `0...Annotation.maximumTime` with `end >= start` (nothing is stored).
     public func setAnnotations(_ annotations: [Annotation], forReference id: String) throws {
+        try checkRange(annotations, id: id)
         do {
             try db.transaction {
                 guard try reference(id: id) != nil else { throw SoundmarkError.unknownReference(path: path, id: id) }
@@ -287,22 +418,28 @@ public final class Catalog {
         }
     }
 
-    private static let infoColumns = """
-        r.id, r.title, r.subtitle, r.artist, r.properties, r.sample_count, r.posting_count, length(r.postings), r.source,
-        (SELECT count(*) FROM annotation a WHERE a.reference_id = r.id)
+    /// Columns read by ``info(_:)``: 0–9 metadata and counts, 10–12 the file stamp, 13 the postings checksum.
+    private var infoColumns: String {
         """
+        r.id, r.title, r.subtitle, r.artist, r.properties, r.sample_count, r.posting_count, length(r.postings), r.source,
+        (SELECT count(*) FROM annotation a WHERE a.reference_id = r.id),
+        """ + (hasStampColumns ? "r.file_size, r.file_mtime, r.file_digest, r.postings_crc" : "NULL, NULL, NULL, NULL")
+    }
 
     private func info(_ q: SQLiteStatement) -> ReferenceInfo {
         let properties = (q.string(4)).flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) } ?? [:]
         let item = MediaItem(id: q.string(0) ?? "", title: q.string(1), subtitle: q.string(2), artist: q.string(3), properties: properties)
+        let file = q.isNull(10) || q.isNull(12) ? nil
+            : FileStamp(size: Int64(q.int(10)), modified: q.double(11), digest: q.string(12) ?? "")
         return ReferenceInfo(item: item, duration: Double(q.int(5)) / Double(configuration.sampleRate),
-                             postingCount: q.int(6), postingBytes: q.int(7), annotationCount: q.int(9), source: q.string(8))
+                             postingCount: q.int(6), postingBytes: q.int(7), annotationCount: q.int(9), source: q.string(8),
+                             file: file)
     }
 
     /// Every reference, ordered by id.
     public func references() throws -> [ReferenceInfo] {
         do {
-            let q = try db.prepare("SELECT \(Catalog.infoColumns) FROM reference r ORDER BY r.id")
+            let q = try db.prepare("SELECT \(infoColumns) FROM reference r ORDER BY r.id")
             var result: [ReferenceInfo] = []
             while try q.step() { result.append(info(q)) }
             return result
@@ -313,7 +450,7 @@ public final class Catalog {
 
     /// The reference with this id, or `nil`.
     public func reference(id: String) throws -> ReferenceInfo? {
-        let q = try db.prepare("SELECT \(Catalog.infoColumns) FROM reference r WHERE r.id = ?").bind(id)
+        let q = try db.prepare("SELECT \(infoColumns) FROM reference r WHERE r.id = ?").bind(id)
         return try q.step() ? info(q) : nil
     }
 
@@ -323,7 +460,8 @@ public final class Catalog {
     public func loadIndex() throws -> CatalogIndex {
         do {
             return try db.transaction(write: false) {
-                let q = try db.prepare("SELECT \(Catalog.infoColumns), r.postings FROM reference r ORDER BY r.id")
+                let q = try db.prepare("SELECT \(infoColumns), r.postings FROM reference r ORDER BY r.id")
+                let blobColumn: Int32 = 14
                 var infos: [ReferenceInfo] = []
                 var hashes: [UInt32] = [], entries: [UInt64] = []
                 let total = try count("SELECT coalesce(sum(posting_count), 0) FROM reference")
@@ -331,7 +469,11 @@ public final class Catalog {
                 entries.reserveCapacity(total)
                 while try q.step() {
                     let info = info(q)
-                    guard PostingCodec.decode(q.blob(10), reference: UInt64(infos.count), hashes: &hashes, entries: &entries) else {
+                    let blob = q.blob(blobColumn)
+                    if !q.isNull(13), Int64(q.int(13)) != postingsChecksum(blob) {
+                        throw SoundmarkError.catalogUnreadable(path: path, reason: "postings of reference '\(info.item.id)' fail their CRC-32 check (the file is damaged); remove and re-add that reference")
+                    }
+                    guard PostingCodec.decode(blob, reference: UInt64(infos.count), hashes: &hashes, entries: &entries) else {
                         throw SoundmarkError.catalogUnreadable(path: path, reason: "corrupt postings of reference '\(info.item.id)'")
                     }
                     infos.append(info)

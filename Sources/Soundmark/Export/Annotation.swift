@@ -12,6 +12,17 @@ import Foundation
 /// The `Codable` form is `{"start": seconds, "end": seconds, "text": "…"}`, the same
 /// shape the JSON annotation format (``AnnotationFormat/json``) reads.
 public struct Annotation: Codable, Equatable, Sendable {
+    /// The largest time in seconds (10¹², about 31 700 years) that the readers accept and the
+    /// writers write: every time below it converts to integer milliseconds, microseconds and CD
+    /// frames without overflow. ``AnnotationReader`` skips cues beyond it with a warning naming
+    /// the file and line, ``Catalog`` refuses to store them, and ``CueWriter`` clamps to it.
+    public static let maximumTime: Double = 1e12
+
+    /// Whether `start` and `end` are finite, `0 <= start <= end` and `end <= ``maximumTime```.
+    public var isInRange: Bool {
+        start.isFinite && end.isFinite && start >= 0 && end >= start && end <= Annotation.maximumTime
+    }
+
     /// Start of the range in reference time, seconds.
     public var start: Double
     /// End of the range in reference time, seconds (`>= start`).
@@ -61,6 +72,9 @@ public enum AnnotationFormat: String, Sendable {
     case webVTT = "vtt"
     /// JSON array of objects `[{"start": seconds, "end": seconds, "text": "…"}]`.
     case json
+    /// Advanced SubStation Alpha / SubStation Alpha (`.ass`, `.ssa`): the `Dialogue:` events of
+    /// the `[Events]` section, read through its `Format:` line; times `h:mm:ss.cc`.
+    case ass
 }
 
 /// The result of reading an annotation file: everything that could be used, plus
@@ -89,6 +103,9 @@ public enum AnnotationError: Error, LocalizedError, Equatable, Sendable {
     /// The file looks like JSON (starts with `[` or `{`) but is not valid JSON or not
     /// an array of annotation objects. `line` is 1-based.
     case invalidJSON(file: String, line: Int, reason: String)
+    /// The file is in a timed-text (or other) format the reader does not support; `format`
+    /// names it (e.g. "TTML/XML", "MicroDVD", "LRC lyrics", "binary data").
+    case unsupportedFormat(file: String, format: String)
     /// The file has content but not a single usable annotation; `skipped` problems were
     /// found, the first of which is `firstProblem` (a warning string).
     case noAnnotations(file: String, skipped: Int, firstProblem: String)
@@ -102,6 +119,8 @@ public enum AnnotationError: Error, LocalizedError, Equatable, Sendable {
             return "\(file): not valid \(encoding) text"
         case let .invalidJSON(file, line, reason):
             return "\(file):\(line): invalid JSON annotations: \(reason)"
+        case let .unsupportedFormat(file, format):
+            return "\(file): \(format) is not a supported annotation format (use SRT, WebVTT, ASS/SSA or JSON)"
         case let .noAnnotations(file, skipped, firstProblem):
             return "\(file): no usable annotations (\(skipped) problem\(skipped == 1 ? "" : "s"); first: \(firstProblem))"
         }

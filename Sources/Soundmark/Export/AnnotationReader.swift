@@ -5,8 +5,10 @@ import Foundation
 ///
 /// Tolerated input:
 /// - Text encodings: UTF-8 with or without BOM; UTF-16 LE/BE with BOM or detected by
-///   the pattern of NUL bytes; UTF-32 with BOM; anything that is not valid UTF-8 is read
-///   as Windows-1252 unless an explicit `encoding` is given.
+///   the pattern of NUL bytes; UTF-32 with BOM; anything that is not valid UTF-8 is read in
+///   the most plausible legacy encoding (Windows code pages 1250–1257, KOI8-R, ISO-8859-2,
+///   CP949 Korean, Shift_JIS, GB18030, Big5; see ``LegacyEncoding``), with a warning when the
+///   guess is doubtful, unless an explicit encoding is given.
 /// - Line ends CRLF, LF or CR (mixed is fine); a missing final newline.
 /// - SubRip: a new cue starts only at a timing line (`start --> end`), optionally preceded
 ///   by a numeric index line, so blank lines inside cue text and cues whose text is just a
@@ -42,15 +44,26 @@ public enum AnnotationReader {
     ///     else Windows-1252).
     /// - Returns: Annotations (times in seconds, reference time) and warnings.
     /// - Throws: ``AnnotationError``.
+    ///   - legacyEncoding: An iconv encoding name (`CP1250`, `CP1256`, `CP949`…, see
+    ///     ``LegacyEncoding/iconvName(_:)``) used instead of `encoding`; bytes it does not
+    ///     define throw ``AnnotationError/undecodable(file:encoding:)``.
     public static func read(contentsOf url: URL, format: AnnotationFormat? = nil,
-                            encoding: String.Encoding? = nil) throws -> AnnotationImport {
+                            encoding: String.Encoding? = nil, legacyEncoding: String? = nil) throws -> AnnotationImport {
         let data: Data
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
+            throw AnnotationError.unreadable(file: url.path, reason: "no such file")
+        }
+        if isDirectory.boolValue { throw AnnotationError.unreadable(file: url.path, reason: "is a directory") }
+        guard FileManager.default.isReadableFile(atPath: url.path) else {
+            throw AnnotationError.unreadable(file: url.path, reason: "permission denied")
+        }
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw AnnotationError.unreadable(file: url.path, reason: error.localizedDescription)
+            throw AnnotationError.unreadable(file: url.path, reason: String(cString: strerror(errno)))
         }
-        return try parse(data, name: url.path, format: format, encoding: encoding)
+        return try parse(data, name: url.path, format: format, encoding: encoding, legacyEncoding: legacyEncoding)
     }
 
     /// Parses annotation file content held in memory.
@@ -62,12 +75,31 @@ public enum AnnotationReader {
     ///   - encoding: The text encoding, or `nil` to detect it.
     /// - Returns: Annotations (times in seconds, reference time) and warnings.
     /// - Throws: ``AnnotationError``.
+    ///   - legacyEncoding: An iconv encoding name used instead of `encoding` (see ``read(contentsOf:format:encoding:legacyEncoding:)``).
     public static func parse(_ data: Data, name: String, format: AnnotationFormat? = nil,
-                             encoding: String.Encoding? = nil) throws -> AnnotationImport {
-        let text = try TextDecoder.decode([UInt8](data), name: name, encoding: encoding)
+                             encoding: String.Encoding? = nil, legacyEncoding: String? = nil) throws -> AnnotationImport {
+        var encodingWarning: String?
+        let text: String
+        if let legacyEncoding {
+            guard let decoded = LegacyEncoding.decode([UInt8](data), as: legacyEncoding) else {
+                throw AnnotationError.undecodable(file: name, encoding: legacyEncoding)
+            }
+            text = decoded.hasPrefix("\u{FEFF}") ? String(decoded.unicodeScalars.dropFirst()) : decoded
+        } else {
+            (text, encodingWarning) = try TextDecoder.decode([UInt8](data), name: name, encoding: encoding)
+        }
+        var result = try parseText(text, name: name, format: format)
+        if let encodingWarning { result.warnings.insert(encodingWarning, at: 0) }
+        return result
+    }
+
+    static func parseText(_ text: String, name: String, format: AnnotationFormat?) throws -> AnnotationImport {
         let lines = LineSplitter.split(text)
         guard lines.contains(where: { !isBlank($0) }) else {
             return AnnotationImport(annotations: [], warnings: ["\(name): file is empty; no annotations"])
+        }
+        if format == nil, let other = unsupportedFormat(lines, text: text) {
+            throw AnnotationError.unsupportedFormat(file: name, format: other)
         }
         let chosen = format ?? detectFormat(lines)
         var result: AnnotationImport
@@ -75,6 +107,7 @@ public enum AnnotationReader {
         case .srt: result = SubRipParser.parse(lines, name: name)
         case .webVTT: result = WebVTTParser.parse(lines, name: name)
         case .json: result = try JSONAnnotationParser.parse(text, name: name)
+        case .ass: result = ASSParser.parse(lines, name: name)
         }
         if result.annotations.isEmpty {
             if let first = result.warnings.first {
@@ -89,8 +122,31 @@ public enum AnnotationReader {
         guard let first = lines.first(where: { !isBlank($0) }) else { return .srt }
         let trimmed = first.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
         if trimmed.hasPrefix("WEBVTT") { return .webVTT }
+        let lower = trimmed.lowercased()
+        if lower.hasPrefix("[script info]") || lower.hasPrefix("[v4+ styles]") || lower.hasPrefix("[v4 styles]")
+            || lower.hasPrefix("[events]") { return .ass }
         if trimmed.hasPrefix("[") || trimmed.hasPrefix("{") { return .json }
         return .srt
+    }
+
+    /// The name of a recognisable format this reader does not support, from the first
+    /// non-blank line (or NUL characters anywhere), else `nil`.
+    static func unsupportedFormat(_ lines: [String], text: String) -> String? {
+        if text.unicodeScalars.contains("\u{0}") { return "binary data (not a text subtitle format)" }
+        guard let first = lines.first(where: { !isBlank($0) }) else { return nil }
+        let t = first.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
+        let lower = t.lowercased()
+        func matches(_ pattern: String) -> Bool { t.range(of: pattern, options: .regularExpression) != nil }
+        if lower.hasPrefix("<?xml") || lower.hasPrefix("<tt") { return "TTML/XML" }
+        if lower.hasPrefix("<sami") { return "SAMI" }
+        if lower.hasPrefix("<") { return "XML/HTML" }
+        if matches(#"^\{\d+\}\{\d*\}"#) || matches(#"^\[\d+\]\[\d*\]"#) { return "MicroDVD/MPL2" }
+        if matches(#"^\[\d+:\d+([.:]\d+)?\]"#) || matches(#"^\[(ar|ti|al|by|offset|length|re|ve):"#) { return "LRC lyrics" }
+        if lower.hasPrefix("scenarist_scc") { return "Scenarist SCC" }
+        if lower.hasPrefix("# vobsub index") { return "VobSub" }
+        if lower.hasPrefix("[information]") { return "SubViewer" }
+        if matches(#"^\d+:\d+:\d+\.\d+,\d+:\d+:\d+\.\d+$"#) { return "SubViewer/SBV" }
+        return nil
     }
 
     /// Empty or only spaces/tabs (a stray BOM counts as white space).
@@ -103,20 +159,42 @@ public enum AnnotationReader {
 
 extension AnnotationReader {
     enum TextDecoder {
-        static func decode(_ bytes: [UInt8], name: String, encoding: String.Encoding?) throws -> String {
+        /// The text, and a warning when the encoding was guessed doubtfully.
+        static func decode(_ bytes: [UInt8], name: String, encoding: String.Encoding?) throws -> (String, String?) {
             let text: String
+            var warning: String?
             if let encoding {
                 guard let decoded = decode(bytes, as: encoding) else {
                     throw AnnotationError.undecodable(file: name, encoding: encodingName(encoding))
                 }
                 text = decoded
             } else {
-                text = detectAndDecode(bytes)
+                (text, warning) = detectAndDecode(bytes, name: name)
             }
-            return text.hasPrefix("\u{FEFF}") ? String(text.unicodeScalars.dropFirst()) : text
+            return (text.hasPrefix("\u{FEFF}") ? String(text.unicodeScalars.dropFirst()) : text, warning)
+        }
+
+        /// Unicode encodings by BOM or NUL pattern, then UTF-8, then the most plausible
+        /// legacy encoding (``LegacyEncoding/detect(_:)``), with a warning when that guess is
+        /// doubtful or no legacy encoding defines every byte (then Windows-1252 is used).
+        static func detectAndDecode(_ b: [UInt8], name: String) -> (String, String?) {
+            if let unicode = detectUnicode(b) { return (unicode, nil) }
+            if let guess = LegacyEncoding.detect(b) {
+                let warning = guess.doubtful
+                    ? "\(name): not UTF-8; text encoding guessed as \(guess.encoding), which is doubtful: check the text and pass --encoding if it looks wrong"
+                    : nil
+                return (guess.text, warning)
+            }
+            let undefined = Set(b.filter { [0x81, 0x8D, 0x8F, 0x90, 0x9D].contains($0) }).sorted()
+            let list = undefined.map { String(format: "0x%02X", $0) }.joined(separator: ", ")
+            return (windows1252(b), "\(name): not UTF-8 and no known legacy encoding defines every byte; read as Windows-1252\(list.isEmpty ? "" : ", which does not define \(list)"): pass --encoding")
         }
 
         static func detectAndDecode(_ b: [UInt8]) -> String {
+            detectAndDecode(b, name: "").0
+        }
+
+        static func detectUnicode(_ b: [UInt8]) -> String? {
             if b.starts(with: [0xEF, 0xBB, 0xBF]) {
                 return String(decoding: b[3...], as: UTF8.self)
             }
@@ -126,7 +204,7 @@ extension AnnotationReader {
             if b.starts(with: [0xFE, 0xFF]) { return utf16(b[2...], littleEndian: false) }
             if let littleEndian = utf16ByNULPattern(b) { return utf16(b[...], littleEndian: littleEndian) }
             if let s = validUTF8(b) { return s }
-            return windows1252(b)
+            return nil
         }
 
         /// UTF-16 without BOM: text that is mostly ASCII has a NUL in every other byte.
@@ -333,6 +411,9 @@ extension AnnotationReader {
             }
             guard end >= start else {
                 return .bad("end time \(endToken) is before start time \(leftText)")
+            }
+            guard end <= Annotation.maximumTime else {
+                return .bad("end time \(endToken) is out of range (more than \(Int(Annotation.maximumTime)) s)")
             }
             return .ok(start: start, end: end)
         }
@@ -567,6 +648,10 @@ extension AnnotationReader {
                 problem = problem ?? "\"\(key)\" must be a finite number of seconds >= 0"
                 return nil
             }
+            guard r <= Annotation.maximumTime else {
+                problem = problem ?? "\"\(key)\" \(r) s is out of range (more than \(Int(Annotation.maximumTime)) s)"
+                return nil
+            }
             return r
         }
 
@@ -732,6 +817,85 @@ extension AnnotationReader {
                 pos += 4
                 return v
             }
+        }
+    }
+}
+
+// MARK: - ASS/SSA
+
+extension AnnotationReader {
+    enum ASSParser {
+        /// Reads the `Dialogue:` lines of the `[Events]` section. Field order comes from the
+        /// section's `Format:` line (default: the ASS v4+ order); `Text` is the last field and
+        /// keeps its commas. Override blocks `{…}` are removed, `\N` and `\n` become line
+        /// breaks, `\h` a no-break space. `Comment:` events and other sections are skipped
+        /// silently; a bad timing is reported with its line number.
+        static func parse(_ lines: [String], name: String) -> AnnotationImport {
+            var annotations: [Annotation] = []
+            var warnings: [String] = []
+            var inEvents = false
+            var fields = ["layer", "start", "end", "style", "name", "marginl", "marginr", "marginv", "effect", "text"]
+            for (i, raw) in lines.enumerated() {
+                let line = raw.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
+                if line.hasPrefix("[") {
+                    inEvents = line.lowercased().hasPrefix("[events]")
+                    continue
+                }
+                guard inEvents, let colon = line.firstIndex(of: ":") else { continue }
+                let key = line[..<colon].lowercased()
+                let rest = line[line.index(after: colon)...].drop(while: { $0 == " " })
+                if key == "format" {
+                    fields = rest.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                    continue
+                }
+                guard key == "dialogue" else { continue }
+                guard let s = fields.firstIndex(of: "start"), let e = fields.firstIndex(of: "end"),
+                      let t = fields.firstIndex(of: "text") else {
+                    warnings.append("\(name):\(i + 1): skipped event: the Format line lacks Start, End or Text")
+                    continue
+                }
+                let values = rest.split(separator: ",", maxSplits: fields.count - 1, omittingEmptySubsequences: false)
+                guard values.count == fields.count else {
+                    warnings.append("\(name):\(i + 1): skipped event: \(values.count) fields, the Format line has \(fields.count)")
+                    continue
+                }
+                let startText = values[s].trimmingCharacters(in: .whitespaces), endText = values[e].trimmingCharacters(in: .whitespaces)
+                guard let start = TimingParser.timestamp(startText) else {
+                    warnings.append("\(name):\(i + 1): skipped event: unparseable start time \"\(startText)\""); continue
+                }
+                guard let end = TimingParser.timestamp(endText) else {
+                    warnings.append("\(name):\(i + 1): skipped event: unparseable end time \"\(endText)\""); continue
+                }
+                guard end >= start else {
+                    warnings.append("\(name):\(i + 1): skipped event: end time \(endText) is before start time \(startText)"); continue
+                }
+                guard end <= Annotation.maximumTime else {
+                    warnings.append("\(name):\(i + 1): skipped event: end time \(endText) is out of range"); continue
+                }
+                annotations.append(Annotation(start: start, end: end, text: plain(String(values[t]))))
+            }
+            return AnnotationImport(annotations: annotations, warnings: warnings)
+        }
+
+        /// Event text without override blocks, with `\N`/`\n` as line breaks and `\h` as U+00A0.
+        static func plain(_ text: String) -> String {
+            var out = ""
+            var depth = 0
+            var i = text.startIndex
+            while i < text.endIndex {
+                let c = text[i]
+                let next = text.index(after: i)
+                if c == "{" { depth += 1 } else if c == "}" && depth > 0 { depth -= 1 } else if depth == 0 {
+                    if c == "\\", next < text.endIndex, "Nnh".contains(text[next]) {
+                        out.append(text[next] == "h" ? "\u{00A0}" : "\n")
+                        i = text.index(after: next)
+                        continue
+                    }
+                    out.append(c)
+                }
+                i = next
+            }
+            return out
         }
     }
 }

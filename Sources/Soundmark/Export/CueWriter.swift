@@ -21,8 +21,9 @@ public struct CueSheetTrack: Sendable, Equatable {
 ///
 /// All writers are pure functions returning the whole file as a `String` (write it as
 /// UTF-8). Times are rounded to the format's precision, never truncated, so 1.9996 s is
-/// written as `00:00:02,000`; negative or non-finite times are written as 0 and an end
-/// before its start is written equal to the start.
+/// written as `00:00:02,000`; negative or not-a-number times are written as 0, times beyond
+/// ``Annotation/maximumTime`` (and +infinity) as that maximum, and an end before its start is
+/// written equal to the start.
 public enum CueWriter {
     /// SubRip (`.srt`): for each cue a 1-based index line, a
     /// `hh:mm:ss,mmm --> hh:mm:ss,mmm` timing line (hours widen past 99 as needed), the text
@@ -64,6 +65,75 @@ public enum CueWriter {
             let lines = payloadLines(cue.text).map(escapeWebVTTLine)
             if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
             out += "\n"
+        }
+        return out
+    }
+
+    /// Advanced SubStation Alpha (`.ass`, v4.00+), as libass, FFmpeg and Aegisub read it: a
+    /// `[Script Info]` header (PlayResX/Y 384×288), one `Default` style, and an `[Events]`
+    /// section with one `Dialogue:` line per cue, times `h:mm:ss.cc` (rounded to centiseconds).
+    ///
+    /// Text: line breaks become `\N`; `<i>`, `<b>`, `<u>` (and their end tags) become the
+    /// override tags `{\i1}`/`{\i0}` etc., other `<…>` markup is dropped; `{` and `}`, which would
+    /// open an override block, are written as the full-width `｛` `｝`; a backslash before
+    /// `N`, `n` or `h` gets a word joiner (U+2060) after it so it is not read as an escape.
+    /// LF line ends.
+    public static func ass(_ cues: [Cue]) -> String {
+        var out = """
+            [Script Info]
+            ScriptType: v4.00+
+            PlayResX: 384
+            PlayResY: 288
+            WrapStyle: 0
+
+            [V4+ Styles]
+            Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+            Style: Default,Arial,16,&H00FFFFFF,&H000000FF,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,1,0,2,10,10,10,1
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+
+            """
+        for cue in cues {
+            let (start, end) = times(cue)
+            out += "Dialogue: 0,\(assClock(start)),\(assClock(end)),Default,,0,0,0,,\(assText(cue.text))\n"
+        }
+        return out
+    }
+
+    /// `h:mm:ss.cc`, rounded to the centisecond.
+    static func assClock(_ seconds: Double) -> String {
+        let cs = Int((clean(seconds) * 100).rounded())
+        return "\(cs / 360_000):\(pad(cs / 6000 % 60, 2)):\(pad(cs / 100 % 60, 2)).\(pad(cs % 100, 2))"
+    }
+
+    /// Cue text as ASS event text (see ``ass(_:)``).
+    static func assText(_ text: String) -> String {
+        let tags: [String: String] = ["i": "{\\i1}", "/i": "{\\i0}", "b": "{\\b1}", "/b": "{\\b0}", "u": "{\\u1}", "/u": "{\\u0}"]
+        var out = ""
+        let lines = payloadLines(text)
+        for (n, line) in lines.enumerated() {
+            if n > 0 { out += "\\N" }
+            var i = line.startIndex
+            while i < line.endIndex {
+                let c = line[i]
+                if c == "<", let close = line[i...].firstIndex(of: ">") {
+                    let name = line[line.index(after: i)..<close].lowercased()
+                    if let tag = tags[name] { out += tag }
+                    i = line.index(after: close)
+                    continue
+                }
+                switch c {
+                case "{": out += "｛"
+                case "}": out += "｝"
+                case "\\":
+                    out += "\\"
+                    let next = line.index(after: i)
+                    if next < line.endIndex, "Nnh".contains(line[next]) { out += "\u{2060}" }
+                default: out.append(c)
+                }
+                i = line.index(after: i)
+            }
         }
         return out
     }
@@ -133,7 +203,11 @@ public enum CueWriter {
 
     // MARK: - Helpers
 
-    static func clean(_ t: Double) -> Double { t.isFinite && t > 0 ? t : 0 }
+    /// `t` clamped to `0...Annotation.maximumTime`; not-a-number becomes 0. Every integer
+    /// conversion below relies on it.
+    static func clean(_ t: Double) -> Double {
+        t.isNaN || t <= 0 ? 0 : min(t, Annotation.maximumTime)
+    }
 
     static func times(_ cue: Cue) -> (Double, Double) {
         let start = clean(cue.start)
@@ -147,12 +221,12 @@ public enum CueWriter {
 
     /// `hh:mm:ss<sep>mmm` from seconds, rounded to the millisecond.
     static func clock(_ seconds: Double, separator: String) -> String {
-        let ms = Int((seconds * 1000).rounded())
+        let ms = Int((clean(seconds) * 1000).rounded())
         return "\(pad(ms / 3_600_000, 2)):\(pad(ms / 60_000 % 60, 2)):\(pad(ms / 1000 % 60, 2))\(separator)\(pad(ms % 1000, 3))"
     }
 
     static func fixed6(_ seconds: Double) -> String {
-        let micros = Int((seconds * 1_000_000).rounded())
+        let micros = Int((clean(seconds) * 1_000_000).rounded())
         return "\(micros / 1_000_000).\(pad(micros % 1_000_000, 6))"
     }
 

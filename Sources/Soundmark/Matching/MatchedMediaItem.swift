@@ -14,13 +14,27 @@ public struct MatchedMediaItem: Equatable, Sendable {
     public var confidence: Double
     /// Query landmarks that agree with this alignment.
     public var alignedCount: Int
+    /// Where the matched stretch starts in the query, seconds from the query's first sample:
+    /// the first anchor of a landmark that agrees with the alignment (see
+    /// ``Matcher/matchedStretch(of:in:)``). A jingle 2 s into an 8 s clip has about 2.
+    public var queryStart: Double = 0
+    /// Where the matched stretch ends in the query, seconds: the last agreeing landmark's
+    /// anchor plus its span (anchor-to-target time).
+    public var queryEnd: Double = 0
+    /// Reference time of ``queryStart``, seconds (`matchOffset + timeScale · queryStart`).
+    public var referenceStart: Double = 0
+    /// Reference time of ``queryEnd``, seconds.
+    public var referenceEnd: Double = 0
 
-    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c}`.
+    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,
+    /// "alignedLandmarks":n,"queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}`.
     public var json: JSONOutput {
         .object([("reference", item.json), ("matchOffset", .seconds(matchOffset)),
                  ("predictedCurrentMatchOffset", .seconds(predictedCurrentMatchOffset)),
                  ("frequencySkew", .number(frequencySkew, decimals: 4)), ("confidence", .number(confidence, decimals: 4)),
-                 ("alignedLandmarks", .integer(alignedCount))])
+                 ("alignedLandmarks", .integer(alignedCount)),
+                 ("queryStart", .seconds(queryStart)), ("queryEnd", .seconds(queryEnd)),
+                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd))])
     }
 }
 
@@ -36,10 +50,17 @@ extension Matcher {
         let hop = index.configuration.hopDuration
         return match(signature.landmarks, reframed: reframed.map(\.landmarks)).map { m in
             let offset = m.offsetFrames * hop
-            return MatchedMediaItem(item: index.references[m.referenceIndex].item, matchOffset: offset,
-                                    predictedCurrentMatchOffset: offset + m.speed.timeScale * signature.duration,
-                                    frequencySkew: m.speed.frequencySkew, confidence: m.confidence,
-                                    alignedCount: m.alignedCount)
+            var item = MatchedMediaItem(item: index.references[m.referenceIndex].item, matchOffset: offset,
+                                        predictedCurrentMatchOffset: offset + m.speed.timeScale * signature.duration,
+                                        frequencySkew: m.speed.frequencySkew, confidence: m.confidence,
+                                        alignedCount: m.alignedCount)
+            if let stretch = matchedStretch(of: m, in: signature.landmarks) {
+                item.queryStart = stretch.queryStart * hop
+                item.queryEnd = min(stretch.queryEnd * hop, signature.duration)
+                item.referenceStart = stretch.referenceStart * hop
+                item.referenceEnd = offset + m.speed.timeScale * item.queryEnd
+            }
+            return item
         }
     }
 }

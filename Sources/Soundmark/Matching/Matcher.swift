@@ -313,6 +313,37 @@ public final class Matcher {
         return best
     }
 
+    /// Where a match lies in the query and in its reference, from the landmarks that agree
+    /// with it: query landmarks (of `query`, frames from the query's start) whose hash has a
+    /// posting of the candidate's reference within 1.5 frames of `offsetFrames + timeScale ·
+    /// anchorFrame`. The stretch runs from the first matched anchor to the last matched
+    /// landmark's target (anchor + its time span), in frames; the reference stretch is the same
+    /// stretch mapped through the alignment. `nil` when no landmark agrees.
+    public func matchedStretch(of candidate: MatchCandidate, in query: [Landmark])
+        -> (queryStart: Double, queryEnd: Double, referenceStart: Double, referenceEnd: Double)? {
+        let c = candidate.speed
+        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
+        var first = Int32.max, last = Int32.min
+        index.postings.start.withUnsafeBufferPointer { start in
+            index.postings.entries.withUnsafeBufferPointer { entries in
+                for landmark in query {
+                    guard let l = hasher.prepare(landmark), let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    let expected = candidate.offsetFrames + c.timeScale * Double(l.anchorFrame)
+                    for e in PostingIndex.run(of: candidate.referenceIndex, in: entries, lo, hi)
+                    where abs(Double(entries[e] & 0xFFFF_FFFF) - expected) <= 1.5 {
+                        first = min(first, l.anchorFrame)
+                        last = max(last, l.anchorFrame + Int32(l.deltaFrames))
+                        break
+                    }
+                }
+            }
+        }
+        guard first <= last else { return nil }
+        return (Double(first), Double(last), candidate.offsetFrames + c.timeScale * Double(first),
+                candidate.offsetFrames + c.timeScale * Double(last))
+    }
+
     /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate.
     private func refine(_ landmarks: [LandmarkHasher.Prepared], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
         -> (speed: SpeedCandidate, offset: Int, count: Int) {

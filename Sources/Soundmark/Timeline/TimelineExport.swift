@@ -87,7 +87,7 @@ public enum TimelineExport {
             var end: Double
             if index + 1 < timed.count, timed[index + 1].firstSeen.time! - base > start {
                 end = timed[index + 1].firstSeen.time! - base
-            } else if let duration = row.fields["duration"]?.numberValue, duration > 0, duration.isFinite {
+            } else if let duration = row.fields["duration"]?.numberValue, duration > 0, duration <= Annotation.maximumTime {
                 end = start + duration
             } else {
                 end = start + defaultCueDuration

@@ -89,7 +89,9 @@ public struct TimelinePayload: Equatable, Sendable {
     ///
     /// - Throws: ``TimelinePayloadError/invalidField(_:_:)`` when a known key has the wrong
     ///   type (ids must be strings, `trait` an object with a boolean `marker`, `position` a
-    ///   number, `time`/`expires_at` a number or ISO-8601 string, `kind` one of the two kinds).
+    ///   number, `time`/`expires_at` a number or ISO-8601 string, `kind` one of the two kinds),
+    ///   or when `time`, `expires_at`, `position` or a numeric `duration` field lies beyond
+    ///   ±``Annotation/maximumTime`` seconds (it could not be written as a cue time).
     public init(object: [String: TimelineValue]) throws {
         func string(_ key: String) throws -> String? {
             switch object[key] {
@@ -98,7 +100,17 @@ public struct TimelinePayload: Equatable, Sendable {
             default: throw TimelinePayloadError.invalidField(key, "expected a string")
             }
         }
+        func inRange(_ key: String, _ value: Double) throws -> Double {
+            guard value.isFinite, abs(value) <= Annotation.maximumTime else {
+                throw TimelinePayloadError.invalidField(key, "\(value) s is out of range (more than \(Int(Annotation.maximumTime)) s)")
+            }
+            return value
+        }
         func seconds(_ key: String) throws -> (Double, String?)? {
+            guard let parsed = try rawSeconds(key) else { return nil }
+            return (try inRange(key, parsed.0), parsed.1)
+        }
+        func rawSeconds(_ key: String) throws -> (Double, String?)? {
             switch object[key] {
             case nil, .null?: return nil
             case .number(let value)?: return (value, nil)
@@ -130,7 +142,7 @@ public struct TimelinePayload: Equatable, Sendable {
         timestamp = parsedTime?.1
         switch object["position"] {
         case nil, .null?: position = nil
-        case .number(let value)?: position = value
+        case .number(let value)?: position = try inRange("position", value)
         default: throw TimelinePayloadError.invalidField("position", "expected a number of seconds")
         }
         switch object["kind"] {
@@ -144,6 +156,7 @@ public struct TimelinePayload: Equatable, Sendable {
         }
         expiresAt = try seconds("expires_at")?.0
         fields = object.filter { !Self.knownKeys.contains($0.key) }
+        if case .number(let duration)? = fields["duration"] { _ = try inRange("duration", duration) }
         line = nil
     }
 
