@@ -377,10 +377,6 @@ public final class Scanner {
             return (timeScale, (sy - timeScale * sx) / max(n, 1))
         }
 
-        /// Start frame of the audio, decided when the line was found (its start is then in
-        /// the landmark history).
-        var startFrame: Int?
-
         /// Distance in frames of a hit from the line.
         func residual(_ h: Hit) -> Double {
             let l = line
@@ -424,7 +420,6 @@ public final class Scanner {
                                 firstHitFrame: Int(all.first!.x), lastHitFrame: Int(all.last!.x))
             s.x0 = Double(s.firstHitFrame)
             for h in all { s.add(h) }
-            s.startFrame = startFrame(s)
             open.append(s)
         }
     }
@@ -433,7 +428,7 @@ public final class Scanner {
     /// 0.1. Chance is not rare next to a stretch: a hash needs only one peak to coincide when
     /// the other is a peak of the stretch, and two pieces of music in the same tuning share
     /// frequencies.
-    static let chanceHitsPerSecond = 0.1
+    static let chanceHitsPerSecond = 0.05
 
     /// Index of the first of `positions` (hit frames, ascending, each once) that belongs to the
     /// stretch rather than to chance. Hits `i ..< i + k` (k = 1…4: chance hits come in small
@@ -512,7 +507,7 @@ public final class Scanner {
         for i in bins.indices {
             for j in max(0, i - 2)...min(bins.count - 1, i + 2) { smooth[i] += bins[j] }
         }
-        let level = max(1, Int32((Double(smooth.sorted()[smooth.count / 2]) * 0.2).rounded()))
+        let level = max(1, Int32((Double(smooth.sorted()[smooth.count / 2]) * Scanner.audibleFraction).rounded()))
         guard let b = smooth.firstIndex(where: { $0 >= level }), b > 0 else { return first }
         return positions.first { $0 >= first + Int32(b) * binFrames } ?? first
     }
@@ -522,6 +517,9 @@ public final class Scanner {
     /// that reach past the end. 0.12 s, the median measured at ends next to silence, speech
     /// and other music.
     static let endLead = 0.12
+
+    /// Fraction of a segment's median hit rate from which it counts as audible at an edge.
+    static let audibleFraction = 0.2
 
     /// `values` sorted, each once.
     static func distinct(_ values: [Int32]) -> [Int32] {
@@ -533,7 +531,7 @@ public final class Scanner {
     /// The segment an open segment stands for now (no threshold applied).
     private func segment(_ s: OpenSegment) -> Segment {
         let line = s.line
-        let firstFrame = s.startFrame ?? startFrame(s)
+        let firstFrame = startFrame(s)
         var lastFrame = endFrame(s)
         lastFrame = max(lastFrame, firstFrame + 1)
         var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + Scanner.endLead
