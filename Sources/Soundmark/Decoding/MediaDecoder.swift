@@ -871,7 +871,9 @@ extension MediaDecoder {
         if channels > 0 { parts.append(channels == 1 ? "1 channel" : "\(channels) channels") }
 
         let nopts = soundmark_av_nopts_value()
-        let origin = fmt.pointee.start_time != nopts ? Double(fmt.pointee.start_time) / 1_000_000 : nil
+        // A negative start time is a codec delay (Opus pre-skip, AAC priming as an edit list):
+        // the samples it covers are dropped by the decoder, so the time line starts at 0.
+        let origin = fmt.pointee.start_time != nopts ? max(0, Double(fmt.pointee.start_time) / 1_000_000) : nil
         let hasVideo = (0..<Int(fmt.pointee.nb_streams)).contains { i in
             guard let s = fmt.pointee.streams[i], let p = s.pointee.codecpar else { return false }
             return p.pointee.codec_type == AVMEDIA_TYPE_VIDEO && (s.pointee.disposition & soundmark_av_disposition_attached_pic()) == 0

@@ -42,8 +42,10 @@ public enum ScanEvent: Equatable, Sendable {
 /// Options of ``Scanner``.
 public struct ScanOptions: Sendable {
     /// Speed candidates (pitch and tempo together), in ascending order of speed and one step
-    /// apart (neighbouring indices are compared), at most 32 (vote keys hold the index in 5
-    /// bits). Default ±9 % in 1 % steps (19).
+    /// apart (neighbouring indices are compared), at most 64 (vote keys hold the index in 6
+    /// bits). Default ±9 % in 1 % steps (19). A tempo-only change (a DJ's key-lock) is
+    /// followed from the unchanged-pitch candidate: a segment's line takes the time scale its
+    /// hits show (up to ±10 % from its candidate's).
     public var candidates: [SpeedCandidate] = SpeedCandidate.grid()
     /// Length of the sliding matching window, seconds. Default 6.
     public var windowSeconds: Double = 6
@@ -115,6 +117,9 @@ public final class Scanner {
     private let historyFrames: Int
     /// Frame just past the last landmark or clock advance seen: the recording's end so far.
     private var clockFrame = 0
+    /// Ring of the recording's landmark counts per 16 frames (see ``landmarkCount(at:)``).
+    private var landmarkBins = [Int32](repeating: 0, count: Scanner.landmarkBinCount)
+    private var latestLandmarkBin = 0
     /// The recording's length in frames, once ``finish(recordingFrames:)`` knows it.
     private var recordingEndFrame: Int?
     private let logShifts: [Double]
@@ -128,9 +133,11 @@ public final class Scanner {
     /// were decided and an `ended` always follows its `started`.
     public var onEvent: ((ScanEvent) -> Void)?
 
-    /// Creates a scanner over `index`. Traps when `options.candidates` holds more than 32 speeds.
+    /// Creates a scanner over `index`. Traps when `options.candidates` holds more than 64 speeds
+    /// or the catalog more than 2^20 references.
     public init(index: CatalogIndex, options: ScanOptions = ScanOptions()) {
-        precondition(options.candidates.count <= 32, "ScanOptions.candidates holds at most 32 speeds")
+        precondition(options.candidates.count <= 64, "ScanOptions.candidates holds at most 64 speeds")
+        precondition(index.references.count <= 1 << 20, "a scanner handles at most 2^20 references")
         self.index = index
         self.options = options
         hasher = LandmarkHasher(configuration: index.configuration)
@@ -161,6 +168,12 @@ public final class Scanner {
     public func consume(_ l: Landmark) {
         while Int(l.anchorFrame) >= nextBlockEnd { closeBlock() }
         clockFrame = max(clockFrame, Int(l.anchorFrame) + Int(l.deltaFrames) + 1)
+        let bin = Int(l.anchorFrame) / 16
+        while latestLandmarkBin < bin {
+            latestLandmarkBin += 1
+            landmarkBins[latestLandmarkBin % Scanner.landmarkBinCount] = 0
+        }
+        if bin > latestLandmarkBin - Scanner.landmarkBinCount { landmarkBins[bin % Scanner.landmarkBinCount] += 1 }
         guard let p = hasher.prepare(l) else { return }
         window.append(p)
         history.append(p)
@@ -190,9 +203,11 @@ public final class Scanner {
 
     // MARK: voting
 
-    /// Window vote keys: a marker bit (63), the speed candidate (5 bits from 58), the reference
-    /// (18 bits from 24) and the offset bin (24 bits: (offset + ``offsetBias``) / 4 frames).
-    private static let candidateShift: UInt64 = 58, referenceShift: UInt64 = 24, offsetBias = 1 << 24
+    /// Window vote keys: a marker bit (63), the speed candidate (6 bits from 52), the reference
+    /// (20 bits from 32) and the offset bin (32 bits: (offset + ``offsetBias``) / 4 frames).
+    /// Offsets run over ±2^33 frames (about 4 years at 16 ms), so no recording or reference a
+    /// monitor can reach leaves the key's range; reference indices are below 2^20.
+    private static let candidateShift: UInt64 = 52, referenceShift: UInt64 = 32, offsetBias = 1 << 33
 
     private func key(ref: UInt64, candidate: Int, offsetBin: Int) -> UInt64 {
         1 << 63 | UInt64(candidate) << Scanner.candidateShift | ref << Scanner.referenceShift | UInt64(offsetBin)
@@ -200,7 +215,7 @@ public final class Scanner {
 
     /// The parts of a window vote key made by ``key(ref:candidate:offsetBin:)``.
     private func decodeKey(_ k: UInt64) -> (candidate: Int, ref: UInt64, offsetBin: Int) {
-        (Int((k >> Scanner.candidateShift) & 0x1F), (k >> Scanner.referenceShift) & 0x3FFFF,
+        (Int((k >> Scanner.candidateShift) & 0x3F), (k >> Scanner.referenceShift) & 0xFFFFF,
          Int(k & ((1 << Scanner.referenceShift) - 1)))
     }
 
@@ -264,10 +279,10 @@ public final class Scanner {
             let windowMid = (windowStart + windowEnd) / 2
             var strongest = 0
             for s in open where s.ref == Int(ref) {
-                let c = options.candidates[s.candidate]
-                let offset = Int((s.referenceFrame(at: windowMid) - c.timeScale * Double(windowMid)).rounded())
-                let own = exactHits(ref: Int(ref), candidate: s.candidate, around: offset)
-                if own.count >= options.minWindowHits { attach(ref: Int(ref), candidate: s.candidate, hits: own) }
+                let slope = s.line.slope
+                let offset = Int((s.referenceFrame(at: windowMid) - slope * Double(windowMid)).rounded())
+                let own = exactHits(ref: Int(ref), candidate: s.candidate, around: offset, slope: slope)
+                if own.count >= options.minWindowHits { attach(ref: Int(ref), candidate: s.candidate, hits: own, slope: slope) }
                 strongest = max(strongest, own.count)
             }
             // An open line that explains the window's best vote already: no new line to look for.
@@ -275,15 +290,23 @@ public final class Scanner {
             let (coarse, _, offsetBin) = decodeKey(b.key)
             // The coarse offset was measured at the window's middle with the coarse speed;
             // each neighbouring fine speed shifts it by (its speed − coarse speed) · middle.
-            var bestHits: [Hit] = [], bestCandidate = coarse
+            // A pitch shift without a tempo change (time scale 1 at a pitched candidate) is
+            // looked for too: the reference time at the window's middle is the same.
+            var bestHits: [Hit] = [], bestCandidate = coarse, bestSlope: Double? = nil
             for ci in max(0, coarse - 1)...min(options.candidates.count - 1, coarse + 1) {
-                let shift = (options.candidates[ci].timeScale - options.candidates[coarse].timeScale) * Double(windowMid)
+                let scale = options.candidates[ci].timeScale
+                let shift = (scale - options.candidates[coarse].timeScale) * Double(windowMid)
                 let around = offsetBin * 4 + 2 - Scanner.offsetBias - Int(shift.rounded())
                 let hits = exactHits(ref: Int(ref), candidate: ci, around: around)
-                if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci }
+                if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci; bestSlope = nil }
+                if abs(scale - 1) > 0.005 {
+                    let level = around + Int(((scale - 1) * Double(windowMid)).rounded())
+                    let pitched = exactHits(ref: Int(ref), candidate: ci, around: level, slope: 1)
+                    if pitched.count > bestHits.count { bestHits = pitched; bestCandidate = ci; bestSlope = 1 }
+                }
             }
             guard bestHits.count >= options.minWindowHits else { continue }
-            attach(ref: Int(ref), candidate: bestCandidate, hits: bestHits)
+            attach(ref: Int(ref), candidate: bestCandidate, hits: bestHits, slope: bestSlope)
         }
     }
 
@@ -299,21 +322,23 @@ public final class Scanner {
     }
 
     /// Hits of `landmarks` (default: the window's) on reference `ref` near `offset` (reference
-    /// frame − time scale · recording frame, ±6 frames) at speed candidate `ci`.
+    /// frame − `slope` · recording frame, ±6 frames; `slope` defaults to the time scale of
+    /// speed candidate `ci`), hashed at candidate `ci`.
     ///
     /// A landmark's frame difference is looked up as it is and, when that finds nothing, one
     /// frame shorter and longer (``ScanOptions/deltaTolerance``): peaks lie between frames, and
     /// a recording whose frame grid falls half a hop off the reference's rounds about half of
     /// its frame differences the other way. Without this the hits of the same audio vary
     /// 2.5-fold with where the recording was cut.
-    private func exactHits(ref: Int, candidate ci: Int, around offset: Int, in landmarks: [LandmarkHasher.Prepared]? = nil) -> [Hit] {
+    private func exactHits(ref: Int, candidate ci: Int, around offset: Int, slope: Double? = nil,
+                           in landmarks: [LandmarkHasher.Prepared]? = nil) -> [Hit] {
         let start = index.postings.start
         let c = options.candidates[ci], shift = logShifts[ci]
         let tolerance = max(0, options.deltaTolerance)
         var hits: [Hit] = []
         index.postings.entries.withUnsafeBufferPointer { entries in
             for l in landmarks ?? window {
-                let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+                let q = Int((Double(l.anchorFrame) * (slope ?? c.timeScale)).rounded())
                 let end = l.anchorFrame + Int32(l.deltaFrames)
                 variants: for k in 0...(2 * tolerance) {
                     var v = l
@@ -372,7 +397,7 @@ public final class Scanner {
             let d = n * sxx - sx * sx
             if n >= 8 && d > 1e-6 && sxx / n > 2000 {
                 let slope = (n * sxy - sx * sy) / d
-                if abs(slope - timeScale) < 0.015 { return (slope, (sy - slope * sx) / n) }
+                if abs(slope - timeScale) < 0.1 { return (slope, (sy - slope * sx) / n) }
             }
             return (timeScale, (sy - timeScale * sx) / max(n, 1))
         }
@@ -392,15 +417,16 @@ public final class Scanner {
     /// Hits kept at each end of a segment for its edges (about 30 s of dense music).
     static let edgeHits = 2048
 
-    private func attach(ref: Int, candidate ci: Int, hits: [Hit]) {
+    private func attach(ref: Int, candidate ci: Int, hits: [Hit], slope: Double? = nil) {
         let c = options.candidates[ci]
-        let offsets = hits.map { Double($0.y) - c.timeScale * Double($0.x) }.sorted()
+        let scale = slope ?? c.timeScale
+        let offsets = hits.map { Double($0.y) - scale * Double($0.x) }.sorted()
         let median = offsets[offsets.count / 2]
-        let good = hits.filter { abs(Double($0.y) - c.timeScale * Double($0.x) - median) <= 2.5 }
+        let good = hits.filter { abs(Double($0.y) - scale * Double($0.x) - median) <= 2.5 }
             .sorted { ($0.x, $0.end) < ($1.x, $1.end) }
         guard good.count >= options.minWindowHits else { return }
         let mid = good.map { Int($0.x) }.reduce(0, +) / good.count
-        let refAtMid = median + c.timeScale * Double(mid)
+        let refAtMid = median + scale * Double(mid)
         let tolerance = 0.4 / hop
         if let i = open.firstIndex(where: { s in
             s.ref == ref && abs(s.candidate - ci) <= 2 && abs(s.referenceFrame(at: mid) - refAtMid) <= tolerance
@@ -412,11 +438,11 @@ public final class Scanner {
         } else {
             // A new line: trace it back through the landmark history, so that it starts at its
             // first hit even when the window that found it began later.
-            let traced = exactHits(ref: ref, candidate: ci, around: Int(median.rounded()), in: history)
-                .filter { abs(Double($0.y) - c.timeScale * Double($0.x) - median) <= 2.5 }
+            let traced = exactHits(ref: ref, candidate: ci, around: Int(median.rounded()), slope: scale, in: history)
+                .filter { abs(Double($0.y) - scale * Double($0.x) - median) <= 2.5 }
                 .sorted { ($0.x, $0.end) < ($1.x, $1.end) }
             let all = traced.count >= good.count ? traced : good
-            var s = OpenSegment(id: 0, ref: ref, candidate: ci, timeScale: c.timeScale,
+            var s = OpenSegment(id: 0, ref: ref, candidate: ci, timeScale: scale,
                                 firstHitFrame: Int(all.first!.x), lastHitFrame: Int(all.last!.x))
             s.x0 = Double(s.firstHitFrame)
             for h in all { s.add(h) }
@@ -477,7 +503,7 @@ public final class Scanner {
         let all = (onLine.count >= 4 ? onLine : s.head).map(\.x).sorted()
         let starts = Scanner.distinct(all)
         let first = starts[edge(starts)]
-        return Int(Scanner.audible(all.filter { $0 >= first }))
+        return Int(Scanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
     }
 
     /// End frame of a segment's audio from its latest hits' target frames, as ``startFrame(_:)``.
@@ -486,14 +512,22 @@ public final class Scanner {
         let all = (onLine.count >= 4 ? onLine : s.tail).map { -$0.end }.sorted()
         let ends = Scanner.distinct(all)
         let last = ends[edge(ends)]
-        return -Int(Scanner.audible(all.filter { $0 >= last }))
+        return -Int(Scanner.audible(all.filter { $0 >= last }) { f in
+            // Inward frame f is recording frame -f, counting backwards: the bin ending there.
+            let frame = -f - 15
+            return frame < 0 ? 0 : self.landmarkCount(at: frame - frame % 16)
+        })
     }
 
-    /// The first of `positions` (hit frames, ascending, from an edge inwards, one per hit) where the hit
-    /// rate over ±2 bins of 16 frames (±0.16 s) reaches 20 % of its median over the first
-    /// 30 s: a track fading in or out of a crossfade is counted from about the crossfade's
-    /// middle, where the two tracks are equally loud. Fewer than 24 bins: the first position.
-    static func audible(_ positions: [Int32]) -> Int32 {
+    /// The first of `positions` (hit frames, ascending, from an edge inwards, one per hit)
+    /// where the share of the recording's landmarks that hit (over ±2 bins of 16 frames,
+    /// ±0.16 s) reaches ``audibleFraction`` of its median over the first 30 s: a track fading
+    /// out into other audio (a crossfade) is counted until about the crossfade's middle, where
+    /// the other audio's landmarks outnumber its own, while a quiet passage of its own, with
+    /// few landmarks that mostly hit, is kept. `landmarks(f)` gives the recording's landmark
+    /// count in the 16 frames from inward frame `f`, `nil` where it is no longer known (then
+    /// the hit rate alone is compared). Fewer than 24 bins: the first position.
+    static func audible(_ positions: [Int32], landmarks: (Int32) -> Int32?) -> Int32 {
         guard let first = positions.first else { return 0 }
         let binFrames: Int32 = 16, span = Int32(30 / 0.016)
         var bins: [Int32] = []
@@ -503,13 +537,29 @@ public final class Scanner {
             bins[b] += 1
         }
         guard bins.count >= 24 else { return first }
-        var smooth = [Int32](repeating: 0, count: bins.count)
-        for i in bins.indices {
-            for j in max(0, i - 2)...min(bins.count - 1, i + 2) { smooth[i] += bins[j] }
+        var counts: [Int32]? = []
+        for b in bins.indices {
+            guard let n = landmarks(first + Int32(b) * binFrames) else { counts = nil; break }
+            counts?.append(n)
         }
-        let level = max(1, Int32((Double(smooth.sorted()[smooth.count / 2]) * Scanner.audibleFraction).rounded()))
-        guard let b = smooth.firstIndex(where: { $0 >= level }), b > 0 else { return first }
+        var share = [Double](repeating: 0, count: bins.count)
+        for i in bins.indices {
+            var hits: Int32 = 0, all: Int32 = 0
+            for j in max(0, i - 2)...min(bins.count - 1, i + 2) { hits += bins[j]; all += counts?[j] ?? 1 }
+            share[i] = counts == nil ? Double(hits) : Double(hits) / Double(max(all, hits, 1))
+        }
+        let level = share.sorted()[share.count / 2] * Scanner.audibleFraction
+        guard let b = share.firstIndex(where: { $0 >= level && $0 > 0 }), b > 0 else { return first }
         return positions.first { $0 >= first + Int32(b) * binFrames } ?? first
+    }
+
+    /// Landmarks of the recording in the 16 frames from `frame` (a multiple of 16), while
+    /// they are in the ring of the last ``landmarkBinCount`` bins; `nil` before.
+    private func landmarkCount(at frame: Int32) -> Int32? {
+        let b = Int(frame) / 16
+        guard b > latestLandmarkBin - Scanner.landmarkBinCount, b >= 0 else { return nil }
+        guard b <= latestLandmarkBin else { return 0 }
+        return landmarkBins[b % Scanner.landmarkBinCount]
     }
 
     /// Seconds from the last target frame of a segment's hits to the end of its audio: the
@@ -518,8 +568,12 @@ public final class Scanner {
     /// and other music.
     static let endLead = 0.12
 
-    /// Fraction of a segment's median hit rate from which it counts as audible at an edge.
-    static let audibleFraction = 0.2
+    /// Bins of 16 frames of landmark counts kept (about 17 minutes).
+    static let landmarkBinCount = 4096
+
+    /// Fraction of a segment's median share of hitting landmarks from which it counts as
+    /// audible at an edge: 0.3.
+    static let audibleFraction = 0.3
 
     /// `values` sorted, each once.
     static func distinct(_ values: [Int32]) -> [Int32] {
@@ -548,7 +602,8 @@ public final class Scanner {
         end = max(end, start)
         return Segment(referenceIndex: s.ref, item: index.references[s.ref].item, start: start, end: end,
                        referenceStart: refStart, referenceEnd: refEnd,
-                       frequencySkew: options.candidates[s.candidate].frequencySkew + (line.slope - s.timeScale),
+                       frequencySkew: options.candidates[s.candidate].frequencySkew
+                           + (abs(line.slope - s.timeScale) <= 0.012 ? line.slope - s.timeScale : 0),
                        timeScale: line.slope, confidence: Scanner.confidence(hits: s.hits, duration: end - start),
                        hits: s.hits)
     }
