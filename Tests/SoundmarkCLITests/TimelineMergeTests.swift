@@ -162,9 +162,9 @@ final class TimelineMergeTests: XCTestCase {
         let records = result.out.components(separatedBy: "\r\n").dropLast()
         XCTAssertEqual(records.count, 3)
         XCTAssertFalse(result.out.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "every line ends with CRLF")
-        XCTAssertEqual(records.first, "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,closed,fields.campaign")
-        XCTAssertEqual(records[1], "activity-1,spot-a,false,10,,,true,Spring")
-        XCTAssertEqual(records[2], "activity-2,spot-b,false,20,,,false,Summer")
+        XCTAssertEqual(records.first, "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,end,closed,fields.campaign")
+        XCTAssertEqual(records[1], "activity-1,spot-a,false,10,,,20,true,Spring", "closed by activity-2: ends where it began")
+        XCTAssertEqual(records[2], "activity-2,spot-b,false,20,,,,false,Summer")
     }
 
     func testSubRipAndWebVTTParse() throws {
