@@ -8,12 +8,17 @@ public struct CueSheetTrack: Sendable, Equatable {
     public var title: String
     /// Track performer (`PERFORMER "…"`), omitted when `nil`.
     public var performer: String?
+    /// Where the track's audio ends, seconds; `nil`: it lasts until the next track starts.
+    /// A cue sheet has no track ends, so ``CueWriter/cueSheet(file:tracks:duration:gapTitle:minimumGap:)``
+    /// uses it to give an uncovered stretch after the track a track of its own.
+    public var end: Double?
 
-    /// Creates a track starting `start` seconds into the file.
-    public init(start: Double, title: String, performer: String? = nil) {
+    /// Creates a track starting `start` seconds into the file (and ending at `end`, when known).
+    public init(start: Double, title: String, performer: String? = nil, end: Double? = nil) {
         self.start = start
         self.title = title
         self.performer = performer
+        self.end = end
     }
 }
 
@@ -24,6 +29,10 @@ public struct CueSheetTrack: Sendable, Equatable {
 /// written as `00:00:02,000`; negative or non-finite times are written as 0 and an end
 /// before its start is written equal to the start.
 public enum CueWriter {
+    /// Title of the tracks ``cueSheet(file:tracks:duration:gapTitle:minimumGap:)`` writes for
+    /// stretches no track covers: `(unidentified)`.
+    public static let unidentifiedTitle = "(unidentified)"
+
     /// SubRip (`.srt`): for each cue a 1-based index line, a
     /// `hh:mm:ss,mmm --> hh:mm:ss,mmm` timing line (hours widen past 99 as needed), the text
     /// lines and a blank line; LF line ends.
@@ -101,13 +110,36 @@ public enum CueWriter {
     ///   readers reject.
     /// - CDRWIN strings have no escape mechanism: `"` in titles becomes `'`, line breaks
     ///   become spaces. CRLF line ends, as CDRWIN wrote them.
-    public static func cueSheet(file: String, tracks: [CueSheetTrack]) -> String {
+    /// - Stretches of the file no track covers get a track of their own, titled `gapTitle`, when
+    ///   they last at least `minimumGap` seconds: before the first track (a cue sheet's first
+    ///   track starts the file for split tools — `cuebreakpoints` and `shnsplit` with their
+    ///   default options put everything before a later `INDEX 01`, `INDEX 00` included, into
+    ///   track 1), after a track with an ``CueSheetTrack/end`` before the next track's start,
+    ///   and after the last track's end when `duration` (the file's length, seconds) is given.
+    ///   So every split point is a track start or the start of an uncovered stretch.
+    public static func cueSheet(file: String, tracks: [CueSheetTrack], duration: Double? = nil,
+                                gapTitle: String = unidentifiedTitle, minimumGap: Double = 1) -> String {
         let ext = (file as NSString).pathExtension.lowercased()
         let type = ext == "mp3" ? "MP3" : (ext == "aif" || ext == "aiff") ? "AIFF" : "WAVE"
         var out = "FILE \"\(cueString(file))\" \(type)\r\n"
-        let ordered = tracks.enumerated().sorted {
-            ($0.element.start, $0.offset) < ($1.element.start, $1.offset)
+        let sorted = tracks.enumerated().sorted {
+            (clean($0.element.start), $0.offset) < (clean($1.element.start), $1.offset)
         }.map(\.element)
+        // Insert the uncovered stretches, in CD frames so that what is written decides.
+        func frames(_ t: Double) -> Int { Int((clean(t) * 75).rounded()) }
+        let minimumFrames = max(1, Int((minimumGap * 75).rounded()))
+        var ordered: [CueSheetTrack] = []
+        var coveredTo: Int? = 0  // end of the audio covered so far; nil: up to the next track
+        for track in sorted {
+            if let covered = coveredTo, frames(track.start) - covered >= minimumFrames {
+                ordered.append(CueSheetTrack(start: Double(covered) / 75, title: gapTitle))
+            }
+            ordered.append(track)
+            coveredTo = track.end.map { max(frames(track.start), frames($0)) }
+        }
+        if let covered = coveredTo, let duration, !sorted.isEmpty, frames(duration) - covered >= minimumFrames {
+            ordered.append(CueSheetTrack(start: Double(covered) / 75, title: gapTitle))
+        }
         for (n, track) in ordered.enumerated() {
             out += "  TRACK \(pad(n + 1, 2)) AUDIO\r\n"
             out += "    TITLE \"\(cueString(track.title))\"\r\n"
