@@ -36,6 +36,8 @@ enum SourceMessage {
     /// The source was reopened after `attempt` attempts; it went down at Unix time `down` and
     /// the successful attempt started at `start`.
     case reconnected(attempt: Int, down: Double, start: Double)
+    /// Another process changed the catalog; this is its new index (from the catalog watcher).
+    case catalogChanged(CatalogIndex)
     /// The source ended normally.
     case ended
     /// The source failed (cannot be opened, fails mid-stream, or reconnecting gave up).
@@ -158,22 +160,49 @@ func isNetworkURL(_ source: String) -> Bool {
 }
 
 /// The reader thread: opens `source`, posts its chunks, and, when `reconnectTimeout` is set,
-/// reopens it after it ends, with exponential back-off (``reconnectFirstDelay`` doubling up to
-/// ``reconnectMaxDelay``), giving up once it has been down for `reconnectTimeout` seconds.
+/// retries a failed first connection and reopens the source after it ends, with exponential
+/// back-off (``reconnectFirstDelay`` doubling up to ``reconnectMaxDelay``) and a warning per
+/// failed attempt, giving up once it has been down (or unreachable) for `reconnectTimeout` seconds.
 func readSource(_ source: String, sampleRate: Int, stream: Int?, reconnectTimeout: Double?, channel: SourceChannel) {
     defer { channel.markReaderDone() }
-    func open() throws -> MediaDecoder {
-        try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream) { warn($0) }
+    /// Opens the source; with `reconnectTimeout`, retries until it opens or `down` (the Unix
+    /// time the source became unreachable) lies `reconnectTimeout` seconds back. The first
+    /// attempt is made at once when `immediately`, else after the first back-off. Returns the
+    /// decoder, when the successful attempt started and its number; nil when it gave up (a
+    /// `.failed` message was posted) or a stop was requested.
+    func connect(immediately: Bool, down: Double, what: String) -> (decoder: MediaDecoder, start: Double, attempt: Int)? {
+        var delay = reconnectFirstDelay
+        var attempt = 0
+        while true {
+            if attempt > 0 || !immediately {
+                let timeout = reconnectTimeout ?? 0
+                let pause = min(delay, timeout - (unixNow() - down))
+                if pause <= 0 {
+                    channel.post(.failed(String(format: "%@: gave up %@ after %d attempt(s), %.0f s down",
+                                                source, what, attempt, unixNow() - down)))
+                    return nil
+                }
+                guard channel.sleep(pause) else { return nil }
+                delay = min(delay * 2, reconnectMaxDelay)
+            }
+            attempt += 1
+            let start = unixNow()
+            do {
+                return (try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream) { warn($0) }, start, attempt)
+            } catch {
+                guard let timeout = reconnectTimeout else {
+                    channel.post(.failed(describe(error)))
+                    return nil
+                }
+                let left = timeout - (unixNow() - down)
+                warn("\(describe(error)) (\(what) attempt \(attempt) failed; "
+                     + (left > 0 ? String(format: "retrying in %.1f s)", min(delay, left)) : "giving up)"))
+            }
+        }
     }
-    var decoder: MediaDecoder
-    let start = unixNow()
-    do {
-        decoder = try open()
-    } catch {
-        channel.post(.failed(describe(error)))
-        return
-    }
-    channel.post(.opened(start: start))
+    guard let first = connect(immediately: true, down: unixNow(), what: "connecting") else { return }
+    var decoder = first.decoder
+    channel.post(.opened(start: first.start))
     while true {
         var failure: String?
         do {
@@ -184,36 +213,16 @@ func readSource(_ source: String, sampleRate: Int, stream: Int?, reconnectTimeou
             failure = describe(error)
         }
         if channel.isStopped { return }
-        guard let timeout = reconnectTimeout else {
+        guard reconnectTimeout != nil else {
             channel.post(failure.map { .failed($0) } ?? .ended)
             return
         }
         let down = unixNow()
         if let failure { warn(failure) }
         channel.post(.dropped(wall: down))
-        var delay = reconnectFirstDelay
-        var attempt = 0
-        var reopened: MediaDecoder?
-        var attemptStart = down
-        while reopened == nil {
-            let pause = min(delay, timeout - (unixNow() - down))
-            if pause <= 0 {
-                channel.post(.failed(String(format: "%@: gave up reconnecting after %d attempt(s), %.0f s down",
-                                            source, attempt, unixNow() - down)))
-                return
-            }
-            guard channel.sleep(pause) else { return }
-            attempt += 1
-            attemptStart = unixNow()
-            do {
-                reopened = try open()
-            } catch {
-                warn("reconnect attempt \(attempt) failed: \(describe(error))")
-                delay = min(delay * 2, reconnectMaxDelay)
-            }
-        }
-        decoder = reopened!
-        channel.post(.reconnected(attempt: attempt, down: down, start: attemptStart))
+        guard let next = connect(immediately: false, down: down, what: "reconnecting") else { return }
+        decoder = next.decoder
+        channel.post(.reconnected(attempt: next.attempt, down: down, start: next.start))
     }
 }
 
@@ -360,6 +369,30 @@ struct MonitorClock {
     }
 }
 
+/// Default of `--catalog-poll`: how often the monitor checks the catalog for changes, seconds.
+let catalogPollDefault = 5.0
+
+/// The catalog watcher thread: every `interval` seconds reads the catalog's change stamp
+/// (``Catalog/changeStamp()``, SQLite `PRAGMA data_version`) and, when another process
+/// changed the catalog, loads a new index and posts it. Stops with the channel.
+func watchCatalog(_ path: String, interval: Double, channel: SourceChannel) {
+    guard let catalog = try? Catalog(path: path, readOnly: true), var stamp = try? catalog.changeStamp() else { return }
+    var failed = false
+    while channel.sleep(interval) {
+        do {
+            let now = try catalog.changeStamp()
+            guard now != stamp else { continue }
+            let index = try catalog.loadIndex()
+            stamp = now
+            failed = false
+            channel.post(.catalogChanged(index))
+        } catch {
+            if !failed { warn("\(describe(error)); the monitor keeps the catalog it has") }
+            failed = true
+        }
+    }
+}
+
 /// `soundmark monitor`: follows a source and writes segment and stream events as they are decided.
 func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "jsonl"
@@ -382,28 +415,56 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     } else if args.value("reconnect-timeout") != nil {
         throw UsageError(message: "--reconnect-timeout needs --reconnect")
     }
+    var catalogPoll = catalogPollDefault
+    if let t = args.value("catalog-poll") {
+        guard let v = Double(t), v >= 0, v.isFinite else {
+            throw UsageError(message: "--catalog-poll takes seconds (≥ 0, 0: never), got '\(t)'")
+        }
+        catalogPoll = v
+    }
     let source = args.positional[0]
     if reconnectTimeout != nil && !isNetworkURL(source) {
         warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
         reconnectTimeout = nil
     }
     let stream = try streamIndex(args)
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalogPath = try required(args, "catalog")
+    let catalog = try Catalog(path: catalogPath, readOnly: true)
     let index = try catalog.loadIndex()
     let configuration = index.configuration
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
+    let activities = MonitorActivities { writer.write($0) }
     var scanOptions = ScanOptions()
     scanOptions.keepsSegments = false
-    let scanner = Scanner(index: index, options: scanOptions)
-    scanner.onEvent = { writer.write($0) }
+    /// A scanner over `index` whose events go to `activities`.
+    func makeScanner(_ index: CatalogIndex) -> Soundmark.Scanner {
+        let scanner = Scanner(index: index, options: scanOptions)
+        scanner.onEvent = { activities.handle($0) }
+        return scanner
+    }
+    var scanner = makeScanner(index)
     var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
     var generator = SignatureGenerator(configuration: configuration, role: .reference)  // one per connection
+    // The landmarks of the last window and a half, replayed into a new scanner after a catalog
+    // reload so that it finds what is playing at once.
+    var recent: [Landmark] = []
+    let recentFrames = Int32((scanOptions.windowSeconds * 1.5 + heartbeatLagSeconds) / configuration.hopDuration)
     /// Moves a landmark of the current connection to recording time and scans it.
     func feed(_ l: Landmark) {
         var moved = l
         moved.anchorFrame += position.baseFrame
         scanner.consume(moved)
+        recent.append(moved)
+        if recent.count > 4096, let first = recent.first, moved.anchorFrame - first.anchorFrame > recentFrames {
+            recent.removeAll { moved.anchorFrame - $0.anchorFrame > recentFrames }
+        }
+    }
+    /// Moves the scanner's clock on (see ``MonitorClock/heartbeat(at:)``).
+    func heartbeat(at sample: Int64) {
+        guard let beat = position.heartbeat(at: sample) else { return }
+        scanner.advance(toFrame: beat)
+        activities.advance(to: Double(beat) * configuration.hopDuration)
     }
 
     // Signals: stop reading, close open segments, end the stream, exit 0.
@@ -425,6 +486,11 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     }
     reader.stackSize = 1 << 22
     reader.start()
+    if catalogPoll > 0 {
+        let interval = catalogPoll
+        let watcher = Thread { watchCatalog(catalogPath, interval: interval, channel: channel) }
+        watcher.start()
+    }
 
     var status = Exit.ok
     var outage: (since: Double, at: Int64)?  // while a network source is down: since when, at which recording sample
@@ -437,16 +503,29 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     // than the start of the opening, which is what a faster-than-real-time source (a file) gets.
     var firstOpening: Double?  // when the first connection's opening started, until it drops
     // After a reconnect the recording position of the new connection must be fixed before its
-    // first chunk is fed, so its first chunk alone gives the estimate.
+    // first chunk is fed.
     var awaiting: (start: Double, attempt: Int, down: Double)?
-    /// Places a reconnected source on the recording timeline (at its first chunk, or when it
-    /// ends before one) and writes its `stream.gap` and `stream.reconnected` events.
-    func connectionStarted(firstChunkAt arrival: Double?, seconds: Double) {
+    /// Places a reconnected source on the recording timeline and writes its `stream.gap` and
+    /// `stream.reconnected` events.
+    ///
+    /// The new connection's first sample is the audio of the moment the successful attempt
+    /// started (a live source sends what plays when it is asked, whatever FFmpeg's probing then
+    /// reads ahead before the first chunk comes out). So the gap is the wall time from the drop
+    /// to that moment, and, for a source that played in real time, the new connection starts
+    /// at that moment's recording time on the wall clock (`wall − origin`): recording time and
+    /// wall time follow the wall clock after any number of reconnects, and audio that was lost
+    /// before the drop was noticed (a stalled server) counts as gap. A source delivering
+    /// faster than real time (a file served over HTTP) is ahead of the wall clock, and only
+    /// the outage is added.
+    func connectionStarted() {
         guard let (start, attempt, down) = awaiting else { return }
         awaiting = nil
-        let origin = max(start, (arrival ?? start) - seconds)
         let dropAt = outage?.at ?? position.base + generator.sampleCount
-        position.base = position.roundedUp(dropAt + Int64(max(0, origin - down) * Double(sampleRate)))
+        var base = dropAt + Int64(max(0, start - down) * Double(sampleRate))
+        if let origin = writer.origin {
+            base = max(base, Int64((start - origin) * Double(sampleRate)))
+        }
+        position.base = position.roundedUp(base)
         generator = SignatureGenerator(configuration: configuration, role: .reference)
         outage = nil
         let gap = position.seconds(position.base - dropAt)
@@ -460,29 +539,38 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         case .stop:
             break loop
         case .idle:
-            if let outage, let beat = position.heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) {
-                scanner.advance(toFrame: beat)
-            }
+            if let outage { heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) }
         case .message(let message):
             switch message {
             case .opened(let start):
                 firstOpening = start
                 opened = true
             case .chunk(let samples, let wall):
-                connectionStarted(firstChunkAt: wall, seconds: Double(samples.count) / Double(sampleRate))
+                connectionStarted()
                 if let start = firstOpening {
                     writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
                 }
+                activities.limit = position.seconds(position.base + generator.sampleCount + Int64(samples.count))
                 samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
-                if let beat = position.heartbeat(at: position.base + generator.sampleCount) { scanner.advance(toFrame: beat) }
+                heartbeat(at: position.base + generator.sampleCount)
             case .dropped(let wall):
-                connectionStarted(firstChunkAt: nil, seconds: 0)
+                connectionStarted()
                 if let start = firstOpening { writer.offerOrigin(start) }
                 firstOpening = nil
                 generator.finish { feed($0) }
                 outage = (wall, position.base + generator.sampleCount)
+                activities.limit = position.seconds(position.base + generator.sampleCount)
             case .reconnected(let attempt, let down, let start):
                 awaiting = (start, attempt, down)
+            case .catalogChanged(let newIndex):
+                // The old scanner's open segments are handed over to the new one, which gets
+                // the recent landmarks again and continues what is playing.
+                let old = scanner
+                activities.handover { _ = old.finish() }
+                scanner = makeScanner(newIndex)
+                for l in recent { scanner.consume(l) }
+                if position.lastHeartbeat > 0 { scanner.advance(toFrame: Int(position.lastHeartbeat)) }
+                warn("\(catalogPath) changed: monitoring \(newIndex.references.count) reference(s) from now on")
             case .ended:
                 break loop
             case .failed(let text):
@@ -494,11 +582,13 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         }
     }
 
-    connectionStarted(firstChunkAt: nil, seconds: 0)
+    connectionStarted()
     if let start = firstOpening { writer.offerOrigin(start) }
     if outage == nil { generator.finish { feed($0) } }
-    _ = scanner.finish()
     let end = outage?.at ?? position.base + generator.sampleCount
+    activities.limit = position.seconds(end)
+    activities.finish()
+    _ = scanner.finish()
     writer.writeStream("ended", time: position.seconds(end), text: "stream ended")
     fflush(stdout)
     // The reader may be blocked in a read that only the process's end interrupts.
@@ -538,6 +628,8 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
                          help: "wall: add wall_time, the UTC ISO-8601 time of that audio, to every event: the time the source's first audio arrived (from the first chunks of a real-time source; the opening time of a faster one, e.g. a file) + recording time; setlist lines start with it (default: recording)"),
               OptionSpec(name: "reconnect", value: nil,
                          help: "reopen a network URL when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
-              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down this long (default 60)"),
+              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long (default 60)"),
+              OptionSpec(name: "catalog-poll", value: "SECONDS",
+                         help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
               streamOption],
     positional: 1...1, run: runMonitor)
