@@ -505,6 +505,10 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     // After a reconnect the recording position of the new connection must be fixed before its
     // first chunk is fed.
     var awaiting: (start: Double, attempt: Int, down: Double)?
+    // The smallest `wall − recording time` of any chunk's end so far: for audio delivered in
+    // real time (even in bursts, as a server's output buffer sends it), the Unix time of
+    // recording time 0 on the wall clock; for a faster source, far earlier.
+    var liveOrigin = Double.infinity
     /// Places a reconnected source on the recording timeline and writes its `stream.gap` and
     /// `stream.reconnected` events.
     ///
@@ -512,7 +516,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     /// started (a live source sends what plays when it is asked, whatever FFmpeg's probing then
     /// reads ahead before the first chunk comes out). So the gap is the wall time from the drop
     /// to that moment, and, for a source that played in real time, the new connection starts
-    /// at that moment's recording time on the wall clock (`wall − origin`): recording time and
+    /// at that moment's recording time on the wall clock (`wall − liveOrigin`): recording time and
     /// wall time follow the wall clock after any number of reconnects, and audio that was lost
     /// before the drop was noticed (a stalled server) counts as gap. A source delivering
     /// faster than real time (a file served over HTTP) is ahead of the wall clock, and only
@@ -522,8 +526,8 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         awaiting = nil
         let dropAt = outage?.at ?? position.base + generator.sampleCount
         var base = dropAt + Int64(max(0, start - down) * Double(sampleRate))
-        if let origin = writer.origin {
-            base = max(base, Int64((start - origin) * Double(sampleRate)))
+        if liveOrigin.isFinite {
+            base = max(base, Int64((start - liveOrigin) * Double(sampleRate)))
         }
         position.base = position.roundedUp(base)
         generator = SignatureGenerator(configuration: configuration, role: .reference)
@@ -551,6 +555,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                     writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
                 }
                 activities.limit = position.seconds(position.base + generator.sampleCount + Int64(samples.count))
+                liveOrigin = min(liveOrigin, wall - activities.limit)
                 samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
                 heartbeat(at: position.base + generator.sampleCount)
             case .dropped(let wall):
