@@ -611,9 +611,17 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
        ["wall_time":ISO,] "start":s,"end":s,"position":s,"referenceStart":s,"frequencySkew":x,"confidence":c}
     then "segment.refined" (alignment moved by > 50 ms or 0.2 %) and "segment.ended" with the same activity_id.
     time is recording seconds since the source opened: the segment's start for started, its end so far for
-    refined and ended; position is the reference time at that time. activity_id is unique per segment within
-    the run. Stream events: "stream.gap" {time, duration} and "stream.reconnected" {time, attempt} after a
-    reconnect, "stream.ended" {time} last. Lines come in the order events are decided: a segment's ended can
+    refined and ended; position is the reference time at that time. activity_id is unique per play within
+    the run: one continuous play is one activity (the window finding the same line again just after its end
+    is not a new play), also across a catalog reload. No time lies past the audio received; every
+    segment.ended comes before stream.ended. Stream events: "stream.gap" {time, duration} and
+    "stream.reconnected" {time, attempt} after a reconnect, "stream.ended" {time} last. The gap is the
+    audio lost: the new connection starts with the audio of the moment it was opened, so for a source
+    that plays in real time recording time keeps following the wall clock through any number of
+    reconnects (a faster source, e.g. a file over HTTP, just gets the outage added).
+    The catalog is checked every --catalog-poll seconds (SQLite data_version); when another process
+    added or removed references the index is reloaded (a warning says so) and the new references are
+    matched from then on; the activity playing continues under its activity_id. Lines come in the order events are decided: a segment's ended can
     follow the next one's started (crossfades). These lines are input for 'soundmark timeline merge'.
     Latency from the audio to its event: started as soon as the segment reaches the confidence threshold
     inside the sliding matcher window (6 s, moved every 1.5 s): ~3 s of clean catalog audio, at most the
@@ -624,7 +632,7 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     audible end in a crossfade), at once when the stream ends. Heartbeats keep this clock running through
     silence and outages.
     SIGINT/SIGTERM: stop reading, end the open segments, write stream.ended, exit 0. Exit code 0 when the
-    source ends (or on a signal), 2 on error (cannot open the catalog or the source, reconnecting gave up).
+    source ends (or on a signal), 2 on error (cannot open the catalog or the source, (re)connecting gave up).
     """,
     options: [catalogOption,
               OptionSpec(name: "format", value: "jsonl|setlist",
@@ -632,7 +640,7 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "clock", value: "recording|wall",
                          help: "wall: add wall_time, the UTC ISO-8601 time of that audio, to every event: the time the source's first audio arrived (from the first chunks of a real-time source; the opening time of a faster one, e.g. a file) + recording time; setlist lines start with it (default: recording)"),
               OptionSpec(name: "reconnect", value: nil,
-                         help: "reopen a network URL when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
+                         help: "retry a network URL that cannot be opened, and reopen it when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts, with a warning per failed attempt; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
               OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long (default 60)"),
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
