@@ -76,9 +76,11 @@ final class MonitorActivities {
             let key = Key(generation: generation, id: id)
             if let i = handedOver.firstIndex(where: { Self.sameLine($0.segment, segment) }) {
                 // The new scanner found an activity of the old one: it continues.
+                // Nothing is written: the activity goes on, and the new scanner's segment (found
+                // again in the replayed landmarks) only says something new once it passes the end
+                // the old one reported.
                 let old = handedOver.remove(at: i)
                 activities[key] = old.id
-                emit(.refined(id: old.id, segment: clamped(merged(old.segment, segment))))
                 startSegments[key] = old.segment
                 return
             }
@@ -98,6 +100,7 @@ final class MonitorActivities {
                 return
             }
             guard let activity = activities[key] else { return }
+            if let first = startSegments[key], segment.end <= first.end { return }
             emit(.refined(id: activity, segment: clamped(merged(startSegments[key], segment))))
         case .ended(let id, let segment):
             let key = Key(generation: generation, id: id)
@@ -116,13 +119,20 @@ final class MonitorActivities {
         }
     }
 
-    /// The segment an activity that began with `first` (a handed-over activity) stands for now.
+    /// The segment a handed-over activity (`first`: as the old scanner left it) stands for now
+    /// that the new scanner reports `segment` for it: the earlier start, the later end.
     private func merged(_ first: Segment?, _ segment: Segment) -> Segment {
-        guard let first, first.start < segment.start else { return segment }
+        guard let first else { return segment }
         var s = segment
-        s.start = first.start
-        s.referenceStart = first.referenceStart
-        s.hits += first.hits
+        if first.start < s.start {
+            s.start = first.start
+            s.referenceStart = first.referenceStart
+        }
+        if first.end > s.end {
+            s.end = first.end
+            s.referenceEnd = first.referenceEnd
+        }
+        s.hits = max(s.hits, first.hits)
         return s
     }
 
