@@ -195,8 +195,8 @@ func readSource(_ source: String, sampleRate: Int, stream: Int?, reconnectTimeou
                     return nil
                 }
                 let left = timeout - (unixNow() - down)
-                warn("\(describe(error)) (\(what) attempt \(attempt) failed; "
-                     + (left > 0 ? String(format: "retrying in %.1f s)", min(delay, left)) : "giving up)"))
+                warn("\(describe(error)); \(what) attempt \(attempt) failed, "
+                     + (left > 0 ? String(format: "retrying in %.1f s", min(delay, left)) : "giving up"))
             }
         }
     }
@@ -449,6 +449,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     // The landmarks of the last window and a half, replayed into a new scanner after a catalog
     // reload so that it finds what is playing at once.
     var recent: [Landmark] = []
+    var recentCapacity = 4096  // pruned when it holds more (amortised: twice what is kept)
     let recentFrames = Int32((scanOptions.windowSeconds * 1.5 + heartbeatLagSeconds) / configuration.hopDuration)
     /// Moves a landmark of the current connection to recording time and scans it.
     func feed(_ l: Landmark) {
@@ -456,8 +457,9 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         moved.anchorFrame += position.baseFrame
         scanner.consume(moved)
         recent.append(moved)
-        if recent.count > 4096, let first = recent.first, moved.anchorFrame - first.anchorFrame > recentFrames {
+        if recent.count > recentCapacity {
             recent.removeAll { moved.anchorFrame - $0.anchorFrame > recentFrames }
+            recentCapacity = max(4096, 2 * recent.count)
         }
     }
     /// Moves the scanner's clock on (see ``MonitorClock/heartbeat(at:)``).
