@@ -575,7 +575,9 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                 let old = scanner
                 activities.handover { _ = old.finish() }
                 scanner = makeScanner(newIndex)
-                for l in recent { scanner.consume(l) }
+                if let last = recent.last?.anchorFrame {
+                    for l in recent where last - l.anchorFrame <= recentFrames { scanner.consume(l) }
+                }
                 if position.lastHeartbeat > 0 { scanner.advance(toFrame: Int(position.lastHeartbeat)) }
                 warn("\(catalogPath) changed: monitoring \(newIndex.references.count) reference(s) from now on")
             case .ended:
