@@ -763,8 +763,13 @@ final class MonitorTests: XCTestCase {
         XCTAssertEqual(nobody.status, 2, nobody.stderr)
         XCTAssertEqual(nobody.lines, [])
         let lines = nobody.stderr.split(separator: "\n")
-        XCTAssertEqual(lines.filter { $0.hasPrefix("soundmark: warning: ") && $0.contains("connecting attempt") }.count, 3, nobody.stderr)
-        XCTAssertTrue(lines.last?.contains("gave up connecting after 3 attempt(s)") ?? false, nobody.stderr)
+        // One warning per failed attempt (0.5 s apart: at least two in 1.2 s), then the error.
+        let warnings = lines.filter { $0.hasPrefix("soundmark: warning: ") && $0.contains("; connecting attempt ") }
+        XCTAssertEqual(warnings.count, lines.count - 1, nobody.stderr)
+        XCTAssertGreaterThanOrEqual(warnings.count, 2, nobody.stderr)
+        XCTAssertTrue(warnings.allSatisfy { $0.contains("127.0.0.1:\(port)") }, "warnings name the source: \(nobody.stderr)")
+        XCTAssertTrue(lines.last?.hasPrefix("soundmark: http://127.0.0.1:\(port)/live.mp3: gave up connecting after \(warnings.count) attempt(s)") ?? false,
+                      nobody.stderr)
 
         // A server that comes up 2 s after the monitor started.
         let mp3 = try liveMP3(seconds: 12)
@@ -822,6 +827,11 @@ final class MonitorTests: XCTestCase {
         XCTAssertEqual(bad.status, 2)
         XCTAssertEqual(bad.lines, [])
         XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, bad.stderr)
+
+        let badPoll = try run(["monitor", "--catalog", catalog, "--catalog-poll", "soon", Self.recording])
+        XCTAssertEqual(badPoll.status, 2)
+        XCTAssertEqual(badPoll.stderr.split(separator: "\n").count, 1, badPoll.stderr)
+        XCTAssertTrue(badPoll.stderr.contains("--catalog-poll"), badPoll.stderr)
 
         let help = try run(["monitor", "--help"])
         XCTAssertEqual(help.status, 0)
