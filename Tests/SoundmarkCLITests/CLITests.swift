@@ -375,8 +375,21 @@ final class CLITests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cuebreakpoints") else { throw XCTSkip("no cuebreakpoints") }
         let breaks = try run("/usr/bin/cuebreakpoints", [sheet])
         XCTAssertEqual(breaks.status, 0, breaks.stderr)
-        // The segment start, then the end of the segment (a trailing unidentified stretch, if any).
-        XCTAssertEqual(breaks.stdout.split(separator: "\n").first.map(String.init), cdTime(start), breaks.stdout)
+        // Exactly the segment start.
+        XCTAssertEqual(breaks.stdout, cdTime(start) + "\n")
+
+        // samples/recording.mp3: starts with a segment; 20 s between the 2nd and the 3rd are
+        // unidentified (the 3rd segment's pregap). The break points are the segment starts.
+        let mix = Self.samples.appendingPathComponent("recording.mp3").path
+        let mixScan = try soundmark("scan", "--catalog", try catalog(), "--format", "json", mix)
+        let mixStarts = try XCTUnwrap(try json(mixScan.stdout)["segments"] as? [[String: Any]]).compactMap { $0["start"] as? Double }
+        XCTAssertEqual(mixStarts.count, 4)
+        let mixCue = try soundmark("scan", "--catalog", try catalog(), "--format", "cue", "--cues", "segments", mix)
+        XCTAssertTrue(mixCue.stdout.contains("INDEX 00 01:08:"), mixCue.stdout)
+        let mixSheet = file("recording.cue")
+        try mixCue.stdout.write(toFile: mixSheet, atomically: true, encoding: .utf8)
+        let mixBreaks = try run("/usr/bin/cuebreakpoints", [mixSheet])
+        XCTAssertEqual(mixBreaks.stdout, mixStarts.dropFirst().map { cdTime($0) + "\n" }.joined())
 
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/shnsplit") else { throw XCTSkip("no shnsplit") }
         let out = Self.workDirectory.appendingPathComponent("lead-in-split-\(UUID().uuidString)")
