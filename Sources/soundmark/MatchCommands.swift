@@ -153,9 +153,12 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     case "audacity": print(CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) }), terminator: "")
     case "cue":
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
+        // An unidentified lead-in gets a track of its own and a stretch between segments is the
+        // next segment's pregap, so that split tools break at every segment start.
         let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: plainText($0.text), performer: nil) }
-            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.title ?? $0.item.id, performer: $0.item.artist) }
-        print(CueWriter.cueSheet(file: file, tracks: tracks), terminator: "")
+            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.title ?? $0.item.id, performer: $0.item.artist, end: $0.end) }
+        print(CueWriter.cueSheet(file: file, tracks: tracks, gapTitle: useAnnotations ? "(no cue)" : CueWriter.unidentifiedTitle),
+              terminator: "")
     default:
         for (i, s) in segments.enumerated() {
             let who = s.item.byline()

@@ -36,6 +36,8 @@ enum SourceMessage {
     /// The source was reopened after `attempt` attempts; it went down at Unix time `down` and
     /// the successful attempt started at `start`.
     case reconnected(attempt: Int, down: Double, start: Double)
+    /// Another process changed the catalog; this is its new index (from the catalog watcher).
+    case catalogChanged(CatalogIndex)
     /// The source ended normally.
     case ended
     /// The source failed (cannot be opened, fails mid-stream, or reconnecting gave up).
@@ -158,22 +160,50 @@ func isNetworkURL(_ source: String) -> Bool {
 }
 
 /// The reader thread: opens `source`, posts its chunks, and, when `reconnectTimeout` is set,
-/// reopens it after it ends, with exponential back-off (``reconnectFirstDelay`` doubling up to
-/// ``reconnectMaxDelay``), giving up once it has been down for `reconnectTimeout` seconds.
+/// retries a failed first connection and reopens the source after it ends, with exponential
+/// back-off (``reconnectFirstDelay`` doubling up to ``reconnectMaxDelay``) and a warning per
+/// failed attempt, giving up once it has been down (or unreachable) for `reconnectTimeout` seconds.
 func readSource(_ source: String, sampleRate: Int, stream: StreamChoice, reconnectTimeout: Double?, channel: SourceChannel) {
     defer { channel.markReaderDone() }
-    func open() throws -> MediaDecoder {
-        try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream.index, language: stream.language) { warn($0) }
+    /// Opens the source; with `reconnectTimeout`, retries until it opens or `down` (the Unix
+    /// time the source became unreachable) lies `reconnectTimeout` seconds back. The first
+    /// attempt is made at once when `immediately`, else after the first back-off. Returns the
+    /// decoder, when the successful attempt started and its number; nil when it gave up (a
+    /// `.failed` message was posted) or a stop was requested.
+    func connect(immediately: Bool, down: Double, what: String) -> (decoder: MediaDecoder, start: Double, attempt: Int)? {
+        var delay = reconnectFirstDelay
+        var attempt = 0
+        while true {
+            if attempt > 0 || !immediately {
+                let timeout = reconnectTimeout ?? 0
+                let pause = min(delay, timeout - (unixNow() - down))
+                if pause <= 0 {
+                    channel.post(.failed(String(format: "%@: gave up %@ after %d attempt(s), %.0f s down",
+                                                source, what, attempt, unixNow() - down)))
+                    return nil
+                }
+                guard channel.sleep(pause) else { return nil }
+                delay = min(delay * 2, reconnectMaxDelay)
+            }
+            attempt += 1
+            let start = unixNow()
+            do {
+                return (try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream.index,
+                                         language: stream.language) { warn($0) }, start, attempt)
+            } catch {
+                guard let timeout = reconnectTimeout else {
+                    channel.post(.failed(describe(error)))
+                    return nil
+                }
+                let left = timeout - (unixNow() - down)
+                warn("\(describe(error)); \(what) attempt \(attempt) failed, "
+                     + (left > 0 ? String(format: "retrying in %.1f s", min(delay, left)) : "giving up"))
+            }
+        }
     }
-    var decoder: MediaDecoder
-    let start = unixNow()
-    do {
-        decoder = try open()
-    } catch {
-        channel.post(.failed(describe(error)))
-        return
-    }
-    channel.post(.opened(start: start))
+    guard let first = connect(immediately: true, down: unixNow(), what: "connecting") else { return }
+    var decoder = first.decoder
+    channel.post(.opened(start: first.start))
     while true {
         var failure: String?
         do {
@@ -184,36 +214,16 @@ func readSource(_ source: String, sampleRate: Int, stream: StreamChoice, reconne
             failure = describe(error)
         }
         if channel.isStopped { return }
-        guard let timeout = reconnectTimeout else {
+        guard reconnectTimeout != nil else {
             channel.post(failure.map { .failed($0) } ?? .ended)
             return
         }
         let down = unixNow()
         if let failure { warn(failure) }
         channel.post(.dropped(wall: down))
-        var delay = reconnectFirstDelay
-        var attempt = 0
-        var reopened: MediaDecoder?
-        var attemptStart = down
-        while reopened == nil {
-            let pause = min(delay, timeout - (unixNow() - down))
-            if pause <= 0 {
-                channel.post(.failed(String(format: "%@: gave up reconnecting after %d attempt(s), %.0f s down",
-                                            source, attempt, unixNow() - down)))
-                return
-            }
-            guard channel.sleep(pause) else { return }
-            attempt += 1
-            attemptStart = unixNow()
-            do {
-                reopened = try open()
-            } catch {
-                warn("reconnect attempt \(attempt) failed: \(describe(error))")
-                delay = min(delay * 2, reconnectMaxDelay)
-            }
-        }
-        decoder = reopened!
-        channel.post(.reconnected(attempt: attempt, down: down, start: attemptStart))
+        guard let next = connect(immediately: false, down: down, what: "reconnecting") else { return }
+        decoder = next.decoder
+        channel.post(.reconnected(attempt: next.attempt, down: down, start: next.start))
     }
 }
 
@@ -360,6 +370,30 @@ struct MonitorClock {
     }
 }
 
+/// Default of `--catalog-poll`: how often the monitor checks the catalog for changes, seconds.
+let catalogPollDefault = 5.0
+
+/// The catalog watcher thread: every `interval` seconds reads the catalog's change stamp
+/// (``Catalog/changeStamp()``, SQLite `PRAGMA data_version`) and, when another process
+/// changed the catalog, loads a new index and posts it. Stops with the channel.
+func watchCatalog(_ path: String, interval: Double, channel: SourceChannel) {
+    guard let catalog = try? Catalog(path: path, readOnly: true), var stamp = try? catalog.changeStamp() else { return }
+    var failed = false
+    while channel.sleep(interval) {
+        do {
+            let now = try catalog.changeStamp()
+            guard now != stamp else { continue }
+            let index = try catalog.loadIndex()
+            stamp = now
+            failed = false
+            channel.post(.catalogChanged(index))
+        } catch {
+            if !failed { warn("\(describe(error)); the monitor keeps the catalog it has") }
+            failed = true
+        }
+    }
+}
+
 /// `soundmark monitor`: follows a source and writes segment and stream events as they are decided.
 func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "jsonl"
@@ -382,28 +416,58 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     } else if args.value("reconnect-timeout") != nil {
         throw UsageError(message: "--reconnect-timeout needs --reconnect")
     }
+    var catalogPoll = catalogPollDefault
+    if let t = args.value("catalog-poll") {
+        guard let v = Double(t), v >= 0, v.isFinite else {
+            throw UsageError(message: "--catalog-poll takes seconds (≥ 0, 0: never), got '\(t)'")
+        }
+        catalogPoll = v
+    }
     let source = args.positional[0]
     if reconnectTimeout != nil && !isNetworkURL(source) {
         warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
         reconnectTimeout = nil
     }
     let stream = try streamChoice(args)
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalogPath = try required(args, "catalog")
+    let catalog = try Catalog(path: catalogPath, readOnly: true)
     let index = try catalog.loadIndex()
     let configuration = index.configuration
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
+    let activities = MonitorActivities { writer.write($0) }
     var scanOptions = ScanOptions()
     scanOptions.keepsSegments = false
-    let scanner = Scanner(index: index, options: scanOptions)
-    scanner.onEvent = { writer.write($0) }
+    /// A scanner over `index` whose events go to `activities`.
+    func makeScanner(_ index: CatalogIndex) -> Soundmark.Scanner {
+        let scanner = Scanner(index: index, options: scanOptions)
+        scanner.onEvent = { activities.handle($0) }
+        return scanner
+    }
+    var scanner = makeScanner(index)
     var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
     var generator = SignatureGenerator(configuration: configuration, role: .reference)  // one per connection
+    // The landmarks of the last window and a half, replayed into a new scanner after a catalog
+    // reload so that it finds what is playing at once.
+    var recent: [Landmark] = []
+    var recentCapacity = 4096  // pruned when it holds more (amortised: twice what is kept)
+    let recentFrames = Int32((scanOptions.windowSeconds * 1.5 + heartbeatLagSeconds) / configuration.hopDuration)
     /// Moves a landmark of the current connection to recording time and scans it.
     func feed(_ l: Landmark) {
         var moved = l
         moved.anchorFrame += position.baseFrame
         scanner.consume(moved)
+        recent.append(moved)
+        if recent.count > recentCapacity {
+            recent.removeAll { moved.anchorFrame - $0.anchorFrame > recentFrames }
+            recentCapacity = max(4096, 2 * recent.count)
+        }
+    }
+    /// Moves the scanner's clock on (see ``MonitorClock/heartbeat(at:)``).
+    func heartbeat(at sample: Int64) {
+        guard let beat = position.heartbeat(at: sample) else { return }
+        scanner.advance(toFrame: beat)
+        activities.advance(to: Double(beat) * configuration.hopDuration)
     }
 
     // Signals: stop reading, close open segments, end the stream, exit 0.
@@ -425,6 +489,11 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     }
     reader.stackSize = 1 << 22
     reader.start()
+    if catalogPoll > 0 {
+        let interval = catalogPoll
+        let watcher = Thread { watchCatalog(catalogPath, interval: interval, channel: channel) }
+        watcher.start()
+    }
 
     var status = Exit.ok
     var outage: (since: Double, at: Int64)?  // while a network source is down: since when, at which recording sample
@@ -437,16 +506,33 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     // than the start of the opening, which is what a faster-than-real-time source (a file) gets.
     var firstOpening: Double?  // when the first connection's opening started, until it drops
     // After a reconnect the recording position of the new connection must be fixed before its
-    // first chunk is fed, so its first chunk alone gives the estimate.
+    // first chunk is fed.
     var awaiting: (start: Double, attempt: Int, down: Double)?
-    /// Places a reconnected source on the recording timeline (at its first chunk, or when it
-    /// ends before one) and writes its `stream.gap` and `stream.reconnected` events.
-    func connectionStarted(firstChunkAt arrival: Double?, seconds: Double) {
+    // The smallest `wall − recording time` of any chunk's end so far: for audio delivered in
+    // real time (even in bursts, as a server's output buffer sends it), the Unix time of
+    // recording time 0 on the wall clock; for a faster source, far earlier.
+    var liveOrigin = Double.infinity
+    /// Places a reconnected source on the recording timeline and writes its `stream.gap` and
+    /// `stream.reconnected` events.
+    ///
+    /// The new connection's first sample is the audio of the moment the successful attempt
+    /// started (a live source sends what plays when it is asked, whatever FFmpeg's probing then
+    /// reads ahead before the first chunk comes out). So the gap is the wall time from the drop
+    /// to that moment, and, for a source that played in real time, the new connection starts
+    /// at that moment's recording time on the wall clock (`wall − liveOrigin`): recording time and
+    /// wall time follow the wall clock after any number of reconnects, and audio that was lost
+    /// before the drop was noticed (a stalled server) counts as gap. A source delivering
+    /// faster than real time (a file served over HTTP) is ahead of the wall clock, and only
+    /// the outage is added.
+    func connectionStarted() {
         guard let (start, attempt, down) = awaiting else { return }
         awaiting = nil
-        let origin = max(start, (arrival ?? start) - seconds)
         let dropAt = outage?.at ?? position.base + generator.sampleCount
-        position.base = position.roundedUp(dropAt + Int64(max(0, origin - down) * Double(sampleRate)))
+        var base = dropAt + Int64(max(0, start - down) * Double(sampleRate))
+        if liveOrigin.isFinite {
+            base = max(base, Int64((start - liveOrigin) * Double(sampleRate)))
+        }
+        position.base = position.roundedUp(base)
         generator = SignatureGenerator(configuration: configuration, role: .reference)
         outage = nil
         let gap = position.seconds(position.base - dropAt)
@@ -460,29 +546,41 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         case .stop:
             break loop
         case .idle:
-            if let outage, let beat = position.heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) {
-                scanner.advance(toFrame: beat)
-            }
+            if let outage { heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) }
         case .message(let message):
             switch message {
             case .opened(let start):
                 firstOpening = start
                 opened = true
             case .chunk(let samples, let wall):
-                connectionStarted(firstChunkAt: wall, seconds: Double(samples.count) / Double(sampleRate))
+                connectionStarted()
                 if let start = firstOpening {
                     writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
                 }
+                activities.limit = position.seconds(position.base + generator.sampleCount + Int64(samples.count))
+                liveOrigin = min(liveOrigin, wall - activities.limit)
                 samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
-                if let beat = position.heartbeat(at: position.base + generator.sampleCount) { scanner.advance(toFrame: beat) }
+                heartbeat(at: position.base + generator.sampleCount)
             case .dropped(let wall):
-                connectionStarted(firstChunkAt: nil, seconds: 0)
+                connectionStarted()
                 if let start = firstOpening { writer.offerOrigin(start) }
                 firstOpening = nil
                 generator.finish { feed($0) }
                 outage = (wall, position.base + generator.sampleCount)
+                activities.limit = position.seconds(position.base + generator.sampleCount)
             case .reconnected(let attempt, let down, let start):
                 awaiting = (start, attempt, down)
+            case .catalogChanged(let newIndex):
+                // The old scanner's open segments are handed over to the new one, which gets
+                // the recent landmarks again and continues what is playing.
+                let old = scanner
+                activities.handover { _ = old.finish() }
+                scanner = makeScanner(newIndex)
+                if let last = recent.last?.anchorFrame {
+                    for l in recent where last - l.anchorFrame <= recentFrames { scanner.consume(l) }
+                }
+                if position.lastHeartbeat > 0 { scanner.advance(toFrame: Int(position.lastHeartbeat)) }
+                warn("\(catalogPath) changed: monitoring \(newIndex.references.count) reference(s) from now on")
             case .ended:
                 break loop
             case .failed(let text):
@@ -494,11 +592,13 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         }
     }
 
-    connectionStarted(firstChunkAt: nil, seconds: 0)
+    connectionStarted()
     if let start = firstOpening { writer.offerOrigin(start) }
     if outage == nil { generator.finish { feed($0) } }
-    _ = scanner.finish()
     let end = outage?.at ?? position.base + generator.sampleCount
+    activities.limit = position.seconds(end)
+    activities.finish()
+    _ = scanner.finish()
     writer.writeStream("ended", time: position.seconds(end), text: "stream ended")
     fflush(stdout)
     // The reader may be blocked in a read that only the process's end interrupts.
@@ -516,9 +616,17 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
        ["wall_time":ISO,] "start":s,"end":s,"position":s,"referenceStart":s,"frequencySkew":x,"confidence":c}
     then "segment.refined" (alignment moved by > 50 ms or 0.2 %) and "segment.ended" with the same activity_id.
     time is recording seconds since the source opened: the segment's start for started, its end so far for
-    refined and ended; position is the reference time at that time. activity_id is unique per segment within
-    the run. Stream events: "stream.gap" {time, duration} and "stream.reconnected" {time, attempt} after a
-    reconnect, "stream.ended" {time} last. Lines come in the order events are decided: a segment's ended can
+    refined and ended; position is the reference time at that time. activity_id is unique per play within
+    the run: one continuous play is one activity (the window finding the same line again just after its end
+    is not a new play), also across a catalog reload. No time lies past the audio received; every
+    segment.ended comes before stream.ended. Stream events: "stream.gap" {time, duration} and
+    "stream.reconnected" {time, attempt} after a reconnect, "stream.ended" {time} last. The gap is the
+    audio lost: the new connection starts with the audio of the moment it was opened, so for a source
+    that plays in real time recording time keeps following the wall clock through any number of
+    reconnects (a faster source, e.g. a file over HTTP, just gets the outage added).
+    The catalog is checked every --catalog-poll seconds (SQLite data_version); when another process
+    added or removed references the index is reloaded (a warning says so) and the new references are
+    matched from then on; the activity playing continues under its activity_id. Lines come in the order events are decided: a segment's ended can
     follow the next one's started (crossfades). These lines are input for 'soundmark timeline merge'.
     Latency from the audio to its event: started as soon as the segment reaches the confidence threshold
     inside the sliding matcher window (6 s, moved every 1.5 s): ~3 s of clean catalog audio, at most the
@@ -529,7 +637,7 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     audible end in a crossfade), at once when the stream ends. Heartbeats keep this clock running through
     silence and outages.
     SIGINT/SIGTERM: stop reading, end the open segments, write stream.ended, exit 0. Exit code 0 when the
-    source ends (or on a signal), 2 on error (cannot open the catalog or the source, reconnecting gave up).
+    source ends (or on a signal), 2 on error (cannot open the catalog or the source, (re)connecting gave up).
     """,
     options: [catalogOption,
               OptionSpec(name: "format", value: "jsonl|setlist",
@@ -537,7 +645,9 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "clock", value: "recording|wall",
                          help: "wall: add wall_time, the UTC ISO-8601 time of that audio, to every event: the time the source's first audio arrived (from the first chunks of a real-time source; the opening time of a faster one, e.g. a file) + recording time; setlist lines start with it (default: recording)"),
               OptionSpec(name: "reconnect", value: nil,
-                         help: "reopen a network URL when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
-              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down this long (default 60)"),
+                         help: "retry a network URL that cannot be opened, and reopen it when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts, with a warning per failed attempt; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
+              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long (default 60)"),
+              OptionSpec(name: "catalog-poll", value: "SECONDS",
+                         help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
               streamOption, languageOption],
     positional: 1...1, run: runMonitor)

@@ -99,11 +99,15 @@ let timelineCommands: [CommandSpec] = [
                 earlier activity is ignored, anything else starts a new row. A marker (trait.marker) once seen
                 stays set; display fields are merged without blanking known values; an accepted result
                 (kind "activity_result") refines its activity even when closed and may set expires_at.
+                A "segment.ended" payload ends its activity: it closes the row and sets the row's end to its time,
+                even when it arrives after the next activity started (the monitor writes a track's end after the
+                next track's start in crossfades); such a late end changes nothing else. A row closed by another
+                activity without an ended payload ends where that activity began.
                 Lines that are not JSON objects, or have ill-typed known keys, are skipped with a warning on
                 stderr. Monitor stream events (event "stream.gap", "stream.reconnected", "stream.ended")
                 are skipped. JSON: {"rows":[{"activity_id","material_id","marker","first_seen":{"time",
-                "position"},"fields":{…},"closed"}]}; CSV has a header and CRLF line ends; srt/vtt have one
-                cue per timed row. Exit code 0, 2 on error.
+                "position"},"end","fields":{…},"closed"}]}; CSV has a header and CRLF line ends; srt/vtt have one
+                cue per timed row, from its first-seen time to its end (else the next row's start). Exit code 0, 2 on error.
                 """,
                 options: [OptionSpec(name: "format", value: "json|csv|srt|vtt", help: "output format (default: json)"),
                           OptionSpec(name: "verbose", value: nil, help: "also report every ignored payload and totals on stderr")],

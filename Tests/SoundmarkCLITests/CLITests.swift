@@ -345,6 +345,62 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(lines.dropFirst().map { String($0.split(separator: ",")[2]) }, ids)
     }
 
+    /// Issue 8.8: a recording whose first segment starts after a 20 s unidentified stretch.
+    /// Split with cuetools' and shntool's default options, the CUE sheet of `scan` must break
+    /// at every segment start, so the lead-in is not attached to track 1.
+    func testScanCueSheetKeepsAnUnidentifiedLeadInOutOfTheFirstTrack() throws {
+        let recording = file("lead-in.wav")
+        try ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=brown:amplitude=0.2:duration=20:sample_rate=44100",
+                    "-ss", "10", "-t", "25", "-i", Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path,
+                    "-filter_complex", "[0:a]aformat=channel_layouts=stereo[a];[1:a]aresample=44100,aformat=channel_layouts=stereo[b];[a][b]concat=n=2:v=0:a=1",
+                    "-ar", "44100", "-ac", "2", "-c:a", "pcm_s16le"], output: recording)
+        let scan = try soundmark("scan", "--catalog", try catalog(), "--format", "json", recording)
+        XCTAssertEqual(scan.status, 0, scan.stderr)
+        let segments = try XCTUnwrap(try json(scan.stdout)["segments"] as? [[String: Any]])
+        XCTAssertEqual(segments.count, 1, scan.stdout)
+        let start = try XCTUnwrap(segments.first?["start"] as? Double)
+        let end = try XCTUnwrap(segments.first?["end"] as? Double)
+        XCTAssertEqual(start, 20, accuracy: 1)
+        XCTAssertEqual(end, 45, accuracy: 1)
+
+        let cue = try soundmark("scan", "--catalog", try catalog(), "--format", "cue", "--cues", "segments", recording)
+        XCTAssertEqual(cue.status, 0, cue.stderr)
+        let sheet = file("lead-in.cue")
+        try cue.stdout.write(toFile: sheet, atomically: true, encoding: .utf8)
+        XCTAssertTrue(cue.stdout.contains("TRACK 01 AUDIO\r\n    TITLE \"(unidentified)\"\r\n    INDEX 01 00:00:00\r\n"), cue.stdout)
+        func cdTime(_ t: Double) -> String {
+            let f = Int((t * 75).rounded())
+            return "\(f / 4500):\(String(format: "%02d", f / 75 % 60)).\(String(format: "%02d", f % 75))"
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cuebreakpoints") else { throw XCTSkip("no cuebreakpoints") }
+        let breaks = try run("/usr/bin/cuebreakpoints", [sheet])
+        XCTAssertEqual(breaks.status, 0, breaks.stderr)
+        // Exactly the segment start.
+        XCTAssertEqual(breaks.stdout, cdTime(start) + "\n")
+
+        // samples/recording.mp3: starts with a segment; 20 s between the 2nd and the 3rd are
+        // unidentified (the 3rd segment's pregap). The break points are the segment starts.
+        let mix = Self.samples.appendingPathComponent("recording.mp3").path
+        let mixScan = try soundmark("scan", "--catalog", try catalog(), "--format", "json", mix)
+        let mixStarts = try XCTUnwrap(try json(mixScan.stdout)["segments"] as? [[String: Any]]).compactMap { $0["start"] as? Double }
+        XCTAssertEqual(mixStarts.count, 4)
+        let mixCue = try soundmark("scan", "--catalog", try catalog(), "--format", "cue", "--cues", "segments", mix)
+        XCTAssertTrue(mixCue.stdout.contains("INDEX 00 01:08:"), mixCue.stdout)
+        let mixSheet = file("recording.cue")
+        try mixCue.stdout.write(toFile: mixSheet, atomically: true, encoding: .utf8)
+        let mixBreaks = try run("/usr/bin/cuebreakpoints", [mixSheet])
+        XCTAssertEqual(mixBreaks.stdout, mixStarts.dropFirst().map { cdTime($0) + "\n" }.joined())
+
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/shnsplit") else { throw XCTSkip("no shnsplit") }
+        let out = Self.workDirectory.appendingPathComponent("lead-in-split-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let split = try run("/usr/bin/shnsplit", ["-q", "-d", out.path, "-f", sheet, recording])
+        XCTAssertEqual(split.status, 0, split.stderr)
+        let first = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: out.appendingPathComponent("split-track01.wav").path)[.size] as? Int)
+        XCTAssertEqual(Double((first - 44) / 4) / 44100, Double(Int((start * 75).rounded())) / 75, accuracy: 1e-6,
+                       "track 1 is the unidentified lead-in, up to the segment start")
+    }
+
     // MARK: - Findings of a new user's session
 
     func testSameFileNameWithOtherAudioGetsAnIdFromItsPath() throws {

@@ -210,7 +210,136 @@ final class MonitorTests: XCTestCase {
             }
         }
         XCTAssertEqual(Set(started.keys), Set(ended.keys), "every started has an ended", file: file, line: line)
+        // No event lies past the end of the stream (issue 8.11).
+        let streamEnd = number(events.last?["time"]) ?? -1
+        for e in events {
+            for key in ["time", "start", "end"] {
+                guard let value = number(e[key]) else { continue }
+                XCTAssertLessThanOrEqual(value, streamEnd, "\(key) past the stream's end: \(e)", file: file, line: line)
+            }
+        }
         for (id, s) in started { if let e = ended[id] { XCTAssertLessThan(s, e, "\(id) ended before started", file: file, line: line) } }
+    }
+
+    /// A JSON number (integer or not) as a Double.
+    private func number(_ value: Any?) -> Double? {
+        (value as? Double) ?? (value as? Int).map(Double.init) ?? (value as? NSNumber)?.doubleValue
+    }
+
+    /// Runs `soundmark timeline merge` on monitor output lines; returns its stdout.
+    private func merge(_ lines: [String], format: String = "json") throws -> String {
+        let input = Pipe()
+        let merge = try Child(Self.binary, ["timeline", "merge", "--format", format, "-"], input: input)
+        input.fileHandleForWriting.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let merged = merge.finish(timeout: 30)
+        XCTAssertEqual(merged.status, 0, merged.stderr)
+        return merged.lines.joined(separator: "\n")
+    }
+
+    /// Makes a WAV file (16 kHz mono) of `parts`: ("silence"|"noise", seconds) or (reference file
+    /// name, "start+length").
+    private func makeRecording(_ name: String, _ parts: [(String, String)]) throws -> String {
+        let path = Self.work.appendingPathComponent(name).path
+        var inputs: [String] = [], labels = ""
+        for (i, (what, span)) in parts.enumerated() {
+            switch what {
+            case "silence": inputs += ["-f", "lavfi", "-t", span, "-i", "anullsrc=r=16000:cl=mono"]
+            case "noise": inputs += ["-f", "lavfi", "-t", span, "-i", "anoisesrc=color=pink:amplitude=0.1:sample_rate=16000"]
+            default:
+                let bounds = span.split(separator: "+").map(String.init)
+                inputs += ["-ss", bounds[0], "-t", bounds[1], "-i", Self.root.appendingPathComponent("samples/references/\(what)").path]
+            }
+            labels += "[\(i):a]aresample=16000,aformat=channel_layouts=mono[p\(i)];"
+        }
+        let chain = labels + (0..<parts.count).map { "[p\($0)]" }.joined() + "concat=n=\(parts.count):v=0:a=1"
+        let made = try run0("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-y"] + inputs
+                            + ["-filter_complex", chain, "-ar", "16000", "-ac", "1", path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return path
+    }
+
+    /// Runs any program to completion (bounded by `timeout`).
+    private func run0(_ executable: String, _ arguments: [String], timeout: Double = 60)
+        throws -> (status: Int32, exited: Bool, lines: [String], stderr: String, timedOut: Bool) {
+        try Child(executable, arguments).finish(timeout: timeout)
+    }
+
+    /// A loopback HTTP server playing `path` (a CBR MP3 of 192-byte frames, 48 kHz) live: its
+    /// clock starts at the first request, every connection gets the audio of the moment from
+    /// then on, in real time. During `[drop, drop + outage)` it closes the connection and
+    /// refuses new ones; it refuses every request once the file has been played. It prints
+    /// `port N`, then `start <Unix time>` at the first request. `delay`: seconds before it listens;
+    /// `block`: it sends the audio in blocks of that many seconds, each once its last frame is
+    /// live (as an encoder's output buffer does; audio of an unfinished block is lost at a drop).
+    private func startLiveServer(_ path: String, drops: [Double], outage: Double, port: Int = 0, delay: Double = 0,
+                                 block: Double = 0) throws -> (Child, Int) {
+        let script = Self.work.appendingPathComponent("live-server.py")
+        try """
+        import socket, sys, time
+        data = open(sys.argv[1], "rb").read()
+        drops = [float(x) for x in sys.argv[2].split(",") if x]
+        outage = float(sys.argv[3])
+        time.sleep(float(sys.argv[5]))
+        FRAME, FPS = 192, 48000 / 1152
+        BLOCK = max(1, int(float(sys.argv[6]) * FPS))
+        total = len(data) // FRAME
+        srv = socket.socket()
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", int(sys.argv[4])))
+        srv.listen(8)
+        print("port", srv.getsockname()[1], flush=True)
+        t0 = None
+        def live(): return time.time() - t0
+        def down(t): return any(d <= t < d + outage for d in drops)
+        while True:
+            conn, _ = srv.accept()
+            request = b""
+            while b"\\r\\n\\r\\n" not in request:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                request += chunk
+            if t0 is None:
+                t0 = time.time()
+                print("start %.3f" % t0, flush=True)
+            t = live()
+            if down(t) or t * FPS >= total:
+                conn.close()
+                continue
+            try:
+                conn.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Type: audio/mpeg\\r\\n\\r\\n")
+                index = int(t * FPS)
+                while not down(live()) and index < total:
+                    target = min(int(live() * FPS) + 1, total)
+                    if index < target and (target - index >= BLOCK or target >= total):
+                        conn.sendall(data[index * FRAME:target * FRAME])
+                        index = target
+                    time.sleep(0.02)
+            except OSError:
+                pass
+            conn.close()
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let server = try Child("/usr/bin/env", ["python3", "-u", script.path, path, drops.map { String($0) }.joined(separator: ","),
+                                                String(outage), String(port), String(delay), String(block)])
+        if port != 0 { return (server, port) }
+        guard let line = server.waitForLine(timeout: 10, { $0.hasPrefix("port ") }), let found = Int(line.dropFirst(5)) else {
+            server.send(SIGKILL)
+            throw XCTSkip("the live server did not start")
+        }
+        return (server, found)
+    }
+
+    /// The first `seconds` of samples/recording.mp3 as a live-servable MP3 (48 kHz, 64 kbit/s CBR,
+    /// no ID3 or Xing header: 192-byte frames of 24 ms).
+    private func liveMP3(seconds: Int) throws -> String {
+        let path = Self.work.appendingPathComponent("live-\(seconds).mp3").path
+        if FileManager.default.fileExists(atPath: path) { return path }
+        let made = try run0("/usr/bin/env", ["ffmpeg", "-nostdin", "-v", "error", "-y", "-t", String(seconds), "-i", Self.recording,
+                                            "-ar", "48000", "-ac", "1", "-c:a", "libmp3lame", "-b:a", "64k", "-write_xing", "0",
+                                            "-id3v2_version", "0", path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return path
     }
 
     /// A stdin pipe fed from `path` by a background thread: `chunk` bytes every `interval`
@@ -506,6 +635,184 @@ final class MonitorTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("gave up reconnecting"), result.stderr)
     }
 
+    /// Issue 8.6: a single play of a reference followed by silence or other audio is one
+    /// activity (the sliding window used to find the same line again after its end and start
+    /// a second, short activity), and `timeline merge` gives one row.
+    func testOnePlayIsOneActivity() throws {
+        let catalog = try catalog()
+        let cases: [(String, [(String, String)])] = [
+            ("play-chipdisko.wav", [("silence", "4"), ("supertux-chipdisko.ogg", "5+20"), ("silence", "12")]),
+            ("play-knolls.wav", [("noise", "4"), ("wesnoth-knolls.ogg", "30+12"), ("noise", "12")]),
+            ("play-battle.wav", [("noise", "4"), ("wesnoth-battle.ogg", "30+20"), ("noise", "12")]),
+            ("play-symphony.wav", [("noise", "4"), ("wesnoth-the-dangerous-symphony.ogg", "30+20"), ("noise", "12")]),
+        ]
+        for (name, parts) in cases {
+            let path = try makeRecording(name, parts)
+            let result = try run(["monitor", "--catalog", catalog, path])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let events = events(result.lines)
+            checkStructure(events)
+            let started = events.filter { $0["event"] as? String == "segment.started" }
+            XCTAssertEqual(started.count, 1, "\(name): \(result.lines.joined(separator: "\n"))")
+            let material = parts[1].0.replacingOccurrences(of: ".ogg", with: "")
+            XCTAssertEqual(started.first?["material_id"] as? String, material, name)
+            // The activity is the segment `scan` finds (the play, as far as it is audible).
+            let ended = try XCTUnwrap(events.first { $0["event"] as? String == "segment.ended" }, name)
+            let scan = try run(["scan", "--catalog", catalog, "--format", "json", path])
+            let scanJSON = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(scan.lines.joined(separator: "\n").utf8)) as? [String: Any])
+            let segments = try XCTUnwrap(scanJSON["segments"] as? [[String: Any]])
+            XCTAssertEqual(segments.count, 1, name)
+            XCTAssertEqual(number(ended["start"]) ?? -1, number(segments.first?["start"]) ?? -9, accuracy: 1, name)
+            XCTAssertEqual(number(ended["end"]) ?? -1, number(segments.first?["end"]) ?? -9, accuracy: 1, name)
+            XCTAssertEqual(number(ended["start"]) ?? -1, 4, accuracy: 1, name)
+            let rows = try XCTUnwrap((JSONSerialization.jsonObject(with: Data(try merge(result.lines).utf8)) as? [String: Any])?["rows"] as? [[String: Any]])
+            XCTAssertEqual(rows.count, 1, name)
+        }
+    }
+
+    /// Issue 8.9: `timeline merge` of the monitor's own output. The monitor writes a track's
+    /// `segment.ended` after the next track's `segment.started`; the row still ends where the
+    /// monitor measured the end, and every row is closed.
+    func testTimelineMergeOfMonitorOutputEndsEveryRowWhereItsActivityEnded() throws {
+        let catalog = try catalog()
+        // Two 15 s tracks back to back.
+        let backToBack = try makeRecording("back-to-back.wav", [("wesnoth-knolls.ogg", "10+15"), ("wesnoth-battle.ogg", "10+15")])
+        for (path, truth) in [(backToBack, [15.0, 30.0]), (Self.recording, [36.0, 68.0, 122.0, 158.0])] {
+            let result = try run(["monitor", "--catalog", catalog, path])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let events = events(result.lines)
+            checkStructure(events)
+            // The end the monitor measured, per activity.
+            var endOf: [String: Double] = [:]
+            for e in events where e["event"] as? String == "segment.ended" { endOf[e["activity_id"] as? String ?? ""] = number(e["time"]) }
+            let rows = try XCTUnwrap((JSONSerialization.jsonObject(with: Data(try merge(result.lines).utf8)) as? [String: Any])?["rows"] as? [[String: Any]])
+            XCTAssertEqual(rows.count, truth.count, path)
+            for (row, want) in zip(rows, truth) {
+                let id = row["activity_id"] as? String ?? "?"
+                let end = try XCTUnwrap(number(row["end"]), "\(path) row \(id) has no end")
+                XCTAssertEqual(end, endOf[id] ?? -1, accuracy: 1e-9, "\(path) \(id)")
+                XCTAssertEqual(end, want, accuracy: 1, "\(path) \(id)")
+                XCTAssertEqual(number((row["fields"] as? [String: Any])?["end"]) ?? -1, end, accuracy: 1e-9, "\(path) \(id) fields.end")
+                XCTAssertEqual(row["closed"] as? Bool, true, "\(path) \(id)")
+            }
+            // Subtitles: each cue from the activity's first report to its end.
+            let srt = try merge(result.lines, format: "srt")
+            let timings = srt.split(separator: "\n").filter { $0.contains(" --> ") }
+            XCTAssertEqual(timings.count, truth.count, srt)
+            for (timing, row) in zip(timings, rows) {
+                let end = number(row["end"]) ?? 0
+                let ms = Int((end * 1000).rounded())
+                let text = String(format: "%02d:%02d:%02d,%03d", ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000)
+                XCTAssertTrue(timing.hasSuffix(" --> " + text), "\(timing) should end at \(text)")
+            }
+        }
+    }
+
+    /// Issue 8.7: a live HTTP MP3 stream (played in real time by a loopback server) that drops
+    /// twice for 1.5 s. Each gap is the real outage, and after the reconnects recording time and
+    /// `--clock wall` follow the wall clock: the second track still starts at 36 s, and every
+    /// wall_time is the server's clock at that audio.
+    func testReconnectsToALiveStreamKeepRecordingAndWallTime() throws {
+        let catalog = try catalog()
+        let mp3 = try liveMP3(seconds: 50)
+        let (server, port) = try startLiveServer(mp3, drops: [20, 30], outage: 1.5, block: 2)
+        defer { server.send(SIGKILL); _ = server.finish(timeout: 5) }
+        let result = try run(["monitor", "--catalog", catalog, "--clock", "wall", "--reconnect", "--reconnect-timeout", "2",
+                              "http://127.0.0.1:\(port)/live.mp3"], timeout: 120)
+        XCTAssertFalse(result.timedOut)
+        let serverStart = try XCTUnwrap(server.output.first { $0.hasPrefix("start ") }.flatMap { Double($0.dropFirst(6)) })
+        let events = events(result.lines)
+        checkStructure(events)
+        let gaps = events.filter { $0["event"] as? String == "stream.gap" }
+        XCTAssertEqual(gaps.count, 2, "\(result.lines)")
+        // Each gap is the audio lost: the 1.5 s outage and what the server had not sent yet
+        // (up to a 2 s block). So recording time after the gap is where the audio is.
+        for (gap, at) in zip(gaps, [20.0, 30.0]) {
+            let time = number(gap["time"]) ?? -1, duration = number(gap["duration"]) ?? -1
+            XCTAssertEqual(time, at, accuracy: 2.2)
+            XCTAssertEqual(time + duration, at + 1.5, accuracy: 0.6, "the stream is back 1.5 s after the drop")
+            XCTAssertLessThan(duration, 1.5 + 2.2, "the gap is the audio lost")
+        }
+        // The first track played on through both drops: one activity.
+        XCTAssertEqual(startedMaterials(events), ["wesnoth-knolls", "supertux-chipdisko"])
+        XCTAssertEqual(events.filter { $0["event"] as? String == "stream.reconnected" }.count, 2)
+        let chipdisko = try XCTUnwrap(events.first { $0["event"] as? String == "segment.started" && $0["material_id"] as? String == "supertux-chipdisko" })
+        XCTAssertEqual(number(chipdisko["time"]) ?? -1, 36, accuracy: 1.5, "recording time after two reconnects")
+        XCTAssertEqual(number(events.last?["time"]) ?? -1, 50, accuracy: 1, "stream.ended at the end of the live audio")
+        // wall_time: the same offset from recording time for every event (to the millisecond),
+        // and that is the server's clock at the audio (within the 2 s of a block).
+        let iso = ISO8601DateFormatter()
+        iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var offsets: [Double] = []
+        for e in events {
+            let wall = try XCTUnwrap((e["wall_time"] as? String).flatMap { iso.date(from: $0) }, "\(e)")
+            offsets.append(wall.timeIntervalSince1970 - (number(e["time"]) ?? 0))
+        }
+        XCTAssertLessThanOrEqual((offsets.max() ?? 0) - (offsets.min() ?? 0), 0.0021)
+        XCTAssertEqual(offsets.first ?? 0, serverStart, accuracy: 2.2, "wall_time is the server's clock at that audio")
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertTrue(result.stderr.contains("gave up reconnecting"), result.stderr)
+    }
+
+    /// Issue 9.15: `--reconnect` retries the first connection too, with a warning per failed
+    /// attempt, and gives up (exit 2) after --reconnect-timeout.
+    func testReconnectRetriesTheFirstConnection() throws {
+        let catalog = try catalog()
+        let port = try freePort(Int32(SOCK_STREAM.rawValue))
+        let nobody = try run(["monitor", "--catalog", catalog, "--reconnect", "--reconnect-timeout", "1.2", "http://127.0.0.1:\(port)/live.mp3"])
+        XCTAssertEqual(nobody.status, 2, nobody.stderr)
+        XCTAssertEqual(nobody.lines, [])
+        let lines = nobody.stderr.split(separator: "\n")
+        // One warning per failed attempt (0.5 s apart: at least two in 1.2 s), then the error.
+        let warnings = lines.filter { $0.hasPrefix("soundmark: warning: ") && $0.contains("; connecting attempt ") }
+        XCTAssertEqual(warnings.count, lines.count - 1, nobody.stderr)
+        XCTAssertGreaterThanOrEqual(warnings.count, 2, nobody.stderr)
+        XCTAssertTrue(warnings.allSatisfy { $0.contains("127.0.0.1:\(port)") }, "warnings name the source: \(nobody.stderr)")
+        XCTAssertTrue(lines.last?.hasPrefix("soundmark: http://127.0.0.1:\(port)/live.mp3: gave up connecting after \(warnings.count) attempt(s)") ?? false,
+                      nobody.stderr)
+
+        // A server that comes up 2 s after the monitor started.
+        let mp3 = try liveMP3(seconds: 12)
+        let (server, _) = try startLiveServer(mp3, drops: [], outage: 0, port: port, delay: 2)
+        defer { server.send(SIGKILL); _ = server.finish(timeout: 5) }
+        let result = try run(["monitor", "--catalog", catalog, "--reconnect", "--reconnect-timeout", "10", "http://127.0.0.1:\(port)/live.mp3"], timeout: 90)
+        XCTAssertFalse(result.timedOut)
+        XCTAssertTrue(result.stderr.contains("connecting attempt 1 failed"), result.stderr)
+        let events = events(result.lines)
+        checkStructure(events)
+        XCTAssertEqual(startedMaterials(events), ["wesnoth-knolls"])
+        XCTAssertEqual(number(events.last?["time"]) ?? -1, 12, accuracy: 1)
+    }
+
+    /// Issue 9.15: references added to the catalog while `monitor` runs are matched from then
+    /// on; the activity playing while the catalog is reloaded stays one activity.
+    func testReferencesAddedWhileMonitoringAreMatched() throws {
+        let path = Self.work.appendingPathComponent("growing.db").path
+        try? FileManager.default.removeItem(atPath: path)
+        let references = Self.root.appendingPathComponent("samples/references")
+        for name in ["wesnoth-knolls.ogg", "supertux-chipdisko.ogg", "wesnoth-battle.ogg"] {
+            let added = try run(["catalog", "add", "--catalog", path, references.appendingPathComponent(name).path])
+            XCTAssertEqual(added.status, 0, added.stderr)
+        }
+        // About 3× real time: the last track (122 s in) plays some 40 s after the start.
+        let feeder = try Feeder(path: Self.recording, chunk: 4096, interval: 0.085)
+        defer { feeder.close() }
+        let child = try Child(Self.binary, ["monitor", "--catalog", path, "--catalog-poll", "1", "-"], input: feeder.pipe)
+        XCTAssertNotNil(child.waitForLine(timeout: 60) { $0.contains("\"segment.started\"") })
+        let added = try run(["catalog", "add", "--catalog", path, references.appendingPathComponent("wesnoth-the-dangerous-symphony.ogg").path])
+        XCTAssertEqual(added.status, 0, added.stderr)
+        let result = child.finish(timeout: 120)
+        XCTAssertFalse(result.timedOut)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("changed: monitoring 4 reference(s)"), result.stderr)
+        let events = events(result.lines)
+        checkStructure(events)
+        let started = events.filter { $0["event"] as? String == "segment.started" }.map { $0["material_id"] as? String ?? "?" }
+        XCTAssertEqual(started, Self.expectedMaterials, "one activity per track, the new reference included")
+        let symphony = try XCTUnwrap(events.first { $0["event"] as? String == "segment.ended" && $0["material_id"] as? String == "wesnoth-the-dangerous-symphony" })
+        XCTAssertEqual(number(symphony["start"]) ?? -1, 122, accuracy: 1.5)
+    }
+
     func testErrorsAndHelp() throws {
         let catalog = try catalog()
         let missing = try run(["monitor", "--catalog", catalog, Self.work.appendingPathComponent("missing.mp3").path])
@@ -521,10 +828,15 @@ final class MonitorTests: XCTestCase {
         XCTAssertEqual(bad.lines, [])
         XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, bad.stderr)
 
+        let badPoll = try run(["monitor", "--catalog", catalog, "--catalog-poll", "soon", Self.recording])
+        XCTAssertEqual(badPoll.status, 2)
+        XCTAssertEqual(badPoll.stderr.split(separator: "\n").count, 1, badPoll.stderr)
+        XCTAssertTrue(badPoll.stderr.contains("--catalog-poll"), badPoll.stderr)
+
         let help = try run(["monitor", "--help"])
         XCTAssertEqual(help.status, 0)
         let text = help.lines.joined(separator: "\n")
-        for phrase in ["Latency", "closeAfterSeconds", "60 s", "--reconnect", "--clock", "stream.gap"] {
+        for phrase in ["Latency", "closeAfterSeconds", "60 s", "--reconnect", "--clock", "stream.gap", "--catalog-poll", "data_version"] {
             XCTAssertTrue(text.contains(phrase), "help lacks '\(phrase)'")
         }
     }

@@ -155,6 +155,34 @@ final class TimelineMergeTests: XCTestCase {
         XCTAssertEqual(result.err.split(separator: "\n").filter { $0.contains("monitor stream event") }.count, 3, result.err)
     }
 
+    /// Issue 8.9: two 15 s tracks back to back, as the monitor writes them: the first track's
+    /// `segment.ended` comes after the second one's `segment.started`. The first row ends at
+    /// 15.0 (not the 9.4 s known when it started), the second is closed by its own end, and
+    /// the subtitles end each cue when its activity ended.
+    func testLateSegmentEndedEndsItsRow() throws {
+        let lines = [
+            #"{"event":"segment.started","activity_id":"a1","material_id":"one","title":"One","time":0,"start":0,"end":9.4,"position":0}"#,
+            #"{"event":"segment.started","activity_id":"a2","material_id":"two","title":"Two","time":15,"start":15,"end":17.5,"position":0}"#,
+            #"{"event":"segment.ended","activity_id":"a1","material_id":"one","title":"One","time":15,"start":0,"end":15,"position":15}"#,
+            #"{"event":"segment.ended","activity_id":"a2","material_id":"two","title":"Two","time":30,"start":15,"end":30,"position":15}"#,
+            #"{"event":"stream.ended","time":30}"#,
+        ]
+        let path = try write("back-to-back.jsonl", lines)
+        let result = try run(["timeline", "merge", path])
+        XCTAssertEqual(result.status, 0, result.err)
+        let rows = try rows(result.out)
+        XCTAssertEqual(rows.count, 2)
+        XCTAssertEqual(rows.map { $0["end"] as? Double }, [15, 30])
+        XCTAssertEqual(rows.map { ($0["fields"] as? [String: Any])?["end"] as? Double }, [15, 30])
+        XCTAssertEqual(rows.map { $0["closed"] as? Bool }, [true, true])
+        let csv = try run(["timeline", "merge", "--format", "csv", path])
+        XCTAssertEqual(csv.out.components(separatedBy: "\r\n")[1].split(separator: ",", omittingEmptySubsequences: false)[6], "15")
+        let srt = try run(["timeline", "merge", "--format", "srt", path])
+        XCTAssertEqual(srt.out, "1\n00:00:00,000 --> 00:00:15,000\nOne – one\n\n2\n00:00:15,000 --> 00:00:30,000\nTwo – two\n\n")
+        let vtt = try run(["timeline", "merge", "--format", "vtt", path])
+        XCTAssertTrue(vtt.out.contains("00:00:15.000 --> 00:00:30.000\nTwo – two"), vtt.out)
+    }
+
     func testCSVHasHeaderAndCRLF() throws {
         let result = try run(["timeline", "merge", "--format", "csv", try write("late.jsonl", lateSequence)])
         XCTAssertEqual(result.status, 0, result.err)
@@ -162,9 +190,9 @@ final class TimelineMergeTests: XCTestCase {
         let records = result.out.components(separatedBy: "\r\n").dropLast()
         XCTAssertEqual(records.count, 3)
         XCTAssertFalse(result.out.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "every line ends with CRLF")
-        XCTAssertEqual(records.first, "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,closed,fields.campaign")
-        XCTAssertEqual(records[1], "activity-1,spot-a,false,10,,,true,Spring")
-        XCTAssertEqual(records[2], "activity-2,spot-b,false,20,,,false,Summer")
+        XCTAssertEqual(records.first, "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,end,closed,fields.campaign")
+        XCTAssertEqual(records[1], "activity-1,spot-a,false,10,,,20,true,Spring", "closed by activity-2: ends where it began")
+        XCTAssertEqual(records[2], "activity-2,spot-b,false,20,,,,false,Summer")
     }
 
     func testSubRipAndWebVTTParse() throws {

@@ -454,6 +454,21 @@ public final class Catalog {
         return try q.step() ? info(q) : nil
     }
 
+    /// A stamp that changes when another connection (another process adding or removing
+    /// references) commits a change to the catalog: SQLite's `PRAGMA data_version`. Cheap (no
+    /// table is read), so a long-running reader (`soundmark monitor`) can poll it and reload
+    /// its index only when it changed. Changes made through this `Catalog` itself do not
+    /// change it; a catalog read without locking (a folder this process cannot write to)
+    /// never changes it.
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.
+    public func changeStamp() throws -> Int {
+        do {
+            return try count("PRAGMA data_version")
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+
     /// Loads every reference's postings into an in-memory index for matching (one read
     /// transaction: a consistent snapshot even while another process adds).
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.

@@ -8,12 +8,17 @@ public struct CueSheetTrack: Sendable, Equatable {
     public var title: String
     /// Track performer (`PERFORMER "…"`), omitted when `nil`.
     public var performer: String?
+    /// Where the track's audio ends, seconds; `nil`: it lasts until the next track starts.
+    /// A cue sheet has no track ends, so ``CueWriter/cueSheet(file:tracks:gapTitle:minimumGap:)``
+    /// writes an uncovered stretch after the track as the next track's pregap (`INDEX 00`).
+    public var end: Double?
 
-    /// Creates a track starting `start` seconds into the file.
-    public init(start: Double, title: String, performer: String? = nil) {
+    /// Creates a track starting `start` seconds into the file (and ending at `end`, when known).
+    public init(start: Double, title: String, performer: String? = nil, end: Double? = nil) {
         self.start = start
         self.title = title
         self.performer = performer
+        self.end = end
     }
 }
 
@@ -25,6 +30,10 @@ public struct CueSheetTrack: Sendable, Equatable {
 /// ``Annotation/maximumTime`` (and +infinity) as that maximum, and an end before its start is
 /// written equal to the start.
 public enum CueWriter {
+    /// Title of the track ``cueSheet(file:tracks:gapTitle:minimumGap:)`` writes for a stretch
+    /// before the first track: `(unidentified)`.
+    public static let unidentifiedTitle = "(unidentified)"
+
     /// SubRip (`.srt`): for each cue a 1-based index line, a
     /// `hh:mm:ss,mmm --> hh:mm:ss,mmm` timing line (hours widen past 99 as needed), the text
     /// lines and a blank line; LF line ends.
@@ -171,21 +180,48 @@ public enum CueWriter {
     ///   readers reject.
     /// - CDRWIN strings have no escape mechanism: `"` in titles becomes `'`, line breaks
     ///   become spaces. CRLF line ends, as CDRWIN wrote them.
-    public static func cueSheet(file: String, tracks: [CueSheetTrack]) -> String {
+    /// - Stretches of the file no track covers, when they last at least `minimumGap` seconds:
+    ///   before the first track, a track of its own titled `gapTitle` at 00:00:00 (split tools
+    ///   — `cuebreakpoints`, `shnsplit` — start their first piece at the file's start and
+    ///   ignore a first track's `INDEX 00`, so only a track of its own keeps a lead-in out of
+    ///   track 1); between a track with an ``CueSheetTrack/end`` and the next one, the next
+    ///   track's pregap (`INDEX 00` at the stretch's start, as the format records gaps
+    ///   between tracks: tools split at `INDEX 01` by default and can split the gaps out,
+    ///   `cuebreakpoints --split-gaps`). So with default options every split point is a track
+    ///   start. A stretch after the last track stays with it (a cue sheet has no end mark).
+    public static func cueSheet(file: String, tracks: [CueSheetTrack], gapTitle: String = unidentifiedTitle,
+                                minimumGap: Double = 1) -> String {
         let ext = (file as NSString).pathExtension.lowercased()
         let type = ext == "mp3" ? "MP3" : (ext == "aif" || ext == "aiff") ? "AIFF" : "WAVE"
         var out = "FILE \"\(cueString(file))\" \(type)\r\n"
-        let ordered = tracks.enumerated().sorted {
-            ($0.element.start, $0.offset) < ($1.element.start, $1.offset)
+        let sorted = tracks.enumerated().sorted {
+            (clean($0.element.start), $0.offset) < (clean($1.element.start), $1.offset)
         }.map(\.element)
-        for (n, track) in ordered.enumerated() {
+        // Uncovered stretches, in CD frames so that what is written decides.
+        func frames(_ t: Double) -> Int { Int((clean(t) * 75).rounded()) }
+        func index(_ number: Int, _ f: Int) -> String {
+            "    INDEX \(pad(number, 2)) \(pad(f / 4500, 2)):\(pad(f / 75 % 60, 2)):\(pad(f % 75, 2))\r\n"
+        }
+        let minimumFrames = max(1, Int((minimumGap * 75).rounded()))
+        var ordered: [(track: CueSheetTrack, pregap: Int?)] = []
+        if let first = sorted.first, frames(first.start) >= minimumFrames {
+            ordered.append((CueSheetTrack(start: 0, title: gapTitle), nil))
+        }
+        var coveredTo: Int?  // end of the audio covered by the previous track; nil: up to this one
+        for track in sorted {
+            var pregap: Int?
+            if let covered = coveredTo, frames(track.start) - covered >= minimumFrames { pregap = covered }
+            ordered.append((track, pregap))
+            coveredTo = track.end.map { max(frames(track.start), frames($0)) }
+        }
+        for (n, (track, pregap)) in ordered.enumerated() {
             out += "  TRACK \(pad(n + 1, 2)) AUDIO\r\n"
             out += "    TITLE \"\(cueString(track.title))\"\r\n"
             if let performer = track.performer {
                 out += "    PERFORMER \"\(cueString(performer))\"\r\n"
             }
-            let frames = Int((clean(track.start) * 75).rounded())
-            out += "    INDEX 01 \(pad(frames / 4500, 2)):\(pad(frames / 75 % 60, 2)):\(pad(frames % 75, 2))\r\n"
+            if let pregap { out += index(0, pregap) }
+            out += index(1, frames(track.start))
         }
         return out
     }

@@ -32,8 +32,15 @@ public struct TimelineRow: Equatable, Sendable {
     public var firstSeen: FirstSeen
     /// Display fields merged over all refining payloads (a known value is never blanked).
     public var fields: [String: TimelineValue]
-    /// True once the row has stopped being current (a newer row started, or an accepted
-    /// result's `expires_at` passed). The current row at the end of input is not closed.
+    /// When the activity ended, in the same units as ``FirstSeen/time``: the `time` of its
+    /// end payload (``TimelinePayload/endsActivity``, e.g. the monitor's `segment.ended`) —
+    /// even when that payload arrives after a newer row started — else, for a row closed by
+    /// a newer row, that row's first-seen time, or for a row closed by expiry its
+    /// `expires_at`. Nil while the activity is open (or when those payloads had no time).
+    public var end: Double?
+    /// True once the row has stopped being current (its activity ended, a newer row started,
+    /// or an accepted result's `expires_at` passed). The current row at the end of input is
+    /// not closed.
     public var closed: Bool
     /// The `expires_at` of the latest accepted result (`activity_result`) for the row.
     /// Not part of the exported output.
@@ -42,12 +49,13 @@ public struct TimelineRow: Equatable, Sendable {
     /// Creates a row.
     public init(activityID: String? = nil, materialID: String? = nil, marker: Bool = false,
                 firstSeen: FirstSeen = FirstSeen(), fields: [String: TimelineValue] = [:],
-                closed: Bool = false, expiresAt: Double? = nil) {
+                end: Double? = nil, closed: Bool = false, expiresAt: Double? = nil) {
         self.activityID = activityID
         self.materialID = materialID
         self.marker = marker
         self.firstSeen = firstSeen
         self.fields = fields
+        self.end = end
         self.closed = closed
         self.expiresAt = expiresAt
     }
@@ -59,6 +67,8 @@ public enum TimelineChange: Equatable, Sendable {
     case started(row: Int)
     /// The row at this index was refined (possibly without any visible change).
     case refined(row: Int)
+    /// A late end payload set the end of this closed row (and nothing else).
+    case ended(row: Int)
     /// The payload was dropped; the reason is suitable for `--verbose` output.
     case ignored(reason: String)
 }
@@ -81,6 +91,15 @@ public enum TimelineChange: Equatable, Sendable {
 ///   row and starts a new one. So a different `material_id`, a different non-empty
 ///   `activity_id`, an `activity_id` when the row has none, or a `material_id`-only payload
 ///   when the row has no material, all start a new row.
+///
+/// End payloads (``TimelinePayload/endsActivity``: the monitor's `segment.ended`) end their
+/// activity: one that identifies the current row refines it as above, sets the row's
+/// ``TimelineRow/end`` to its `time` and closes the row. One that arrives after a newer row
+/// started (crossfades and back-to-back tracks: the monitor decides an end only a few seconds
+/// after the audio) is not a refinement but the end the recogniser measured: it sets the
+/// ``TimelineRow/end`` of the latest row with its `activity_id` (and the row's numeric `end`
+/// display field, when it carries one) and changes nothing else. A row closed without an
+/// end payload ends where the row that closed it was first seen (or at its `expires_at`).
 ///
 /// Activity ids are only ever consulted across the timeline to *reject* late payloads;
 /// material ids are never used as a global key (the same material may legitimately play
@@ -139,7 +158,10 @@ public struct ActivityTimeline: Sendable {
         if let time = payload.time { latestTime = max(latestTime ?? time, time) }
 
         // An accepted result that expired ends the current row before anything else.
-        if let current = currentRow, isExpired(rows[current], now: now) { close(current) }
+        if let current = currentRow, isExpired(rows[current], now: now) {
+            if rows[current].end == nil { rows[current].end = rows[current].expiresAt }
+            close(current)
+        }
 
         // Accepted results are authoritative for their exact activity id.
         if payload.kind == .activityResult, let id = payload.activityID,
@@ -151,13 +173,23 @@ public struct ActivityTimeline: Sendable {
 
         if let current = currentRow, identifies(payload, rows[current]) {
             merge(payload, into: current)
+            if payload.endsActivity { end(current, at: payload) }
             return .refined(row: current)
         }
         if let id = payload.activityID, rows.contains(where: { $0.activityID == id && $0.closed }) {
+            if payload.endsActivity, let index = rows.lastIndex(where: { $0.activityID == id }),
+               rows[index].closed, payload.materialID == nil || rows[index].materialID == nil
+                || payload.materialID == rows[index].materialID {
+                end(index, at: payload)
+                return .ended(row: index)
+            }
             return .ignored(reason: "late refinement of closed activity \"\(id)\"")
         }
 
-        if let current = currentRow { close(current) }
+        if let current = currentRow {
+            if rows[current].end == nil { rows[current].end = payload.time }
+            close(current)
+        }
         rows.append(TimelineRow(
             activityID: payload.activityID,
             materialID: payload.materialID,
@@ -169,7 +201,16 @@ public struct ActivityTimeline: Sendable {
         if payload.kind == .activityResult, payload.activityID != nil {
             recordExpiry(of: payload, row: index, now: now)
         }
+        if payload.endsActivity { end(index, at: payload) }
         return .started(row: index)
+    }
+
+    /// Sets the end of row `index` from end payload `payload` (its `time`, and its numeric
+    /// `end` display field when it has one) and closes the row.
+    private mutating func end(_ index: Int, at payload: TimelinePayload) {
+        if let time = payload.time { rows[index].end = time }
+        if let value = payload.fields["end"], value.numberValue != nil { rows[index].fields["end"] = value }
+        close(index)
     }
 
     private func identifies(_ payload: TimelinePayload, _ row: TimelineRow) -> Bool {
@@ -194,7 +235,10 @@ public struct ActivityTimeline: Sendable {
 
     private mutating func recordExpiry(of payload: TimelinePayload, row index: Int, now: Double?) {
         if let expiry = payload.expiresAt { rows[index].expiresAt = expiry }
-        if isExpired(rows[index], now: now) { close(index) }
+        if isExpired(rows[index], now: now) {
+            if rows[index].end == nil, !rows[index].closed { rows[index].end = rows[index].expiresAt }
+            close(index)
+        }
     }
 
     private mutating func merge(_ payload: TimelinePayload, into index: Int) {

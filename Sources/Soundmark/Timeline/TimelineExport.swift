@@ -6,9 +6,9 @@ public enum TimelineExport {
     public static let defaultCueDuration: Double = 5
 
     /// `{"rows":[{"activity_id":…,"material_id":…,"marker":…,"first_seen":{"time":…,
-    /// "position":…},"fields":{…},"closed":…},…]}`.
+    /// "position":…},"end":…,"fields":{…},"closed":…},…]}`; `end` is ``TimelineRow/end``.
     ///
-    /// Row keys appear in that fixed order; absent ids, times and positions are `null`;
+    /// Row keys appear in that fixed order; absent ids, times, positions and ends are `null`;
     /// `first_seen` additionally carries `"timestamp"` (the original ISO-8601 string) when
     /// the first payload's time was given that way; `fields` keys are sorted.
     /// Compact output is a single line; `pretty` indents by two spaces. No trailing newline.
@@ -26,6 +26,7 @@ public enum TimelineExport {
                 ("material_id", optional(row.materialID)),
                 ("marker", .value(.bool(row.marker))),
                 ("first_seen", .object(firstSeen)),
+                ("end", optional(row.end)),
                 ("fields", .value(.object(row.fields))),
                 ("closed", .value(.bool(row.closed))),
             ])
@@ -38,20 +39,20 @@ public enum TimelineExport {
     /// RFC 4180 CSV: a header line, one record per row, every line ended by CRLF.
     ///
     /// Columns: `activity_id,material_id,marker,first_seen_time,first_seen_position,
-    /// first_seen_timestamp,closed`, then one `fields.<key>` column per display-field key
+    /// first_seen_timestamp,end,closed`, then one `fields.<key>` column per display-field key
     /// found in any row (sorted). Absent values are empty; string fields are written as
     /// is, other field values as compact JSON. Values containing a comma, quote, CR or LF
     /// are quoted, with quotes doubled.
     public static func csv(_ rows: [TimelineRow]) -> String {
         let fieldKeys = Set(rows.flatMap { $0.fields.keys }).sorted()
         let header = ["activity_id", "material_id", "marker", "first_seen_time", "first_seen_position",
-                      "first_seen_timestamp", "closed"] + fieldKeys.map { "fields." + $0 }
+                      "first_seen_timestamp", "end", "closed"] + fieldKeys.map { "fields." + $0 }
         func number(_ value: Double?) -> String { value.map(TimelineJSONWriter.formatNumber) ?? "" }
         let records = rows.map { row -> [String] in
             var cells = [
                 row.activityID ?? "", row.materialID ?? "", row.marker ? "true" : "false",
                 number(row.firstSeen.time), number(row.firstSeen.position), row.firstSeen.timestamp ?? "",
-                row.closed ? "true" : "false",
+                number(row.end), row.closed ? "true" : "false",
             ]
             for key in fieldKeys {
                 switch row.fields[key] {
@@ -67,10 +68,12 @@ public enum TimelineExport {
 
     /// One cue per row that has a first-seen time, in row order.
     ///
-    /// A cue spans from its row's first-seen time to the next timed row's first-seen time.
-    /// The last cue — or any cue whose successor does not start later (out-of-order input) —
-    /// lasts for the row's numeric `duration` field if positive, else
-    /// ``defaultCueDuration``. Rows without a time are skipped.
+    /// A cue spans from its row's first-seen time to the row's ``TimelineRow/end`` (when the
+    /// activity ended, even if that is after the next row started: a crossfade). A row
+    /// without a later end lasts until the next timed row's first-seen time; the last cue —
+    /// or any cue whose successor does not start later (out-of-order input) — lasts for the
+    /// row's numeric `duration` field if positive, else ``defaultCueDuration``. Rows without
+    /// a time are skipped.
     ///
     /// - Parameter origin: subtracted from every time. When nil: if the first timed row's
     ///   time came from an ISO-8601 timestamp (epoch seconds), the earliest first-seen time
@@ -85,7 +88,9 @@ public enum TimelineExport {
         for (index, row) in timed.enumerated() {
             let start = row.firstSeen.time! - base
             var end: Double
-            if index + 1 < timed.count, timed[index + 1].firstSeen.time! - base > start {
+            if let rowEnd = row.end, rowEnd - base > start {
+                end = rowEnd - base
+            } else if index + 1 < timed.count, timed[index + 1].firstSeen.time! - base > start {
                 end = timed[index + 1].firstSeen.time! - base
             } else if let duration = row.fields["duration"]?.numberValue, duration > 0, duration <= Annotation.maximumTime {
                 end = start + duration

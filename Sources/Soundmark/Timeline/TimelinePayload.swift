@@ -64,6 +64,11 @@ public struct TimelinePayload: Equatable, Sendable {
     /// The 1-based input line the payload came from, when read by ``parseLines(_:)``.
     public var line: Int?
 
+    /// Whether the payload reports the end of its activity: its `event` display field is
+    /// `"segment.ended"` (what `soundmark monitor` writes when a segment is over; its `time`
+    /// is then the segment's end). See ``ActivityTimeline`` for how ends are applied.
+    public var endsActivity: Bool { fields["event"]?.stringValue == "segment.ended" }
+
     /// The keys the engine interprets; everything else is a display field.
     public static let knownKeys: Set<String> = [
         "activity_id", "material_id", "trait", "time", "position", "kind", "expires_at",

@@ -104,6 +104,61 @@ final class CueConsumerTests: XCTestCase {
     }
 }
 
+extension CueConsumerTests {
+    /// Issue 8.8: segments with unidentified stretches before and between them. With default
+    /// options, `cuebreakpoints` must break at exactly the segment starts (not attach the 7.5 s
+    /// lead-in to the first segment), `shnsplit` must cut the lead-in apart, and
+    /// `cuebreakpoints --split-gaps` finds the stretch between the segments (their pregap).
+    func testSplitToolsBreakAtEverySegmentStartAndKeepTheLeadInApart() throws {
+        let cuebreakpoints = try ExportTool.require("cuebreakpoints")
+        let segments = [CueSheetTrack(start: 7.5, title: "One", performer: "A", end: 15),
+                        CueSheetTrack(start: 18, title: "Two", performer: nil, end: 27)]
+        let sheet = CueWriter.cueSheet(file: "mix.wav", tracks: segments)
+        let url = workDir.appendingPathComponent("mix.cue")
+        try sheet.write(to: url, atomically: true, encoding: .utf8)
+        XCTAssertEqual(sheet, [
+            #"FILE "mix.wav" WAVE"#,
+            "  TRACK 01 AUDIO", #"    TITLE "(unidentified)""#, "    INDEX 01 00:00:00",
+            "  TRACK 02 AUDIO", #"    TITLE "One""#, #"    PERFORMER "A""#, "    INDEX 01 00:07:38",
+            "  TRACK 03 AUDIO", #"    TITLE "Two""#, "    INDEX 00 00:15:00", "    INDEX 01 00:18:00", "",
+        ].joined(separator: "\r\n"))
+        let breaks = try ExportTool.run(cuebreakpoints, [url.path])
+        XCTAssertEqual(breaks.status, 0, breaks.stderr)
+        // Exactly the segment starts.
+        let points = breaks.stdout.split(separator: "\n").map { p -> Double in
+            let parts = p.split(whereSeparator: { $0 == ":" || $0 == "." }).map { Double($0)! }
+            return parts[0] * 60 + parts[1] + parts[2] / 75
+        }
+        XCTAssertEqual(points.count, segments.count, breaks.stdout)
+        for (point, s) in zip(points, segments) { XCTAssertEqual(point, s.start, accuracy: 0.51 / 75, "a CD frame apart at most") }
+        let gaps = try ExportTool.run(cuebreakpoints, ["--split-gaps", url.path])
+        XCTAssertEqual(gaps.stdout, "0:07.38\n0:15.00\n0:18.00\n")
+
+        // Tracks without ends (one per cue) from 0: unchanged, nothing inserted.
+        let plain = CueWriter.cueSheet(file: "a.wav", tracks: [CueSheetTrack(start: 0, title: "x"), CueSheetTrack(start: 5, title: "y")])
+        XCTAssertFalse(plain.contains("(unidentified)") || plain.contains("INDEX 00"), plain)
+        // A lead-in shorter than a second stays with the first track.
+        XCTAssertFalse(CueWriter.cueSheet(file: "a.wav", tracks: [CueSheetTrack(start: 0.5, title: "x")]).contains("(unidentified)"))
+
+        // shnsplit (shntool) with its defaults: the lead-in (563 CD frames of 588 samples), then
+        // each segment from its start (the pregap stays with the previous piece).
+        let shnsplit = try ExportTool.require("shnsplit")
+        let sox = try ExportTool.require("sox")
+        let wav = workDir.appendingPathComponent("mix.wav")
+        let made = try ExportTool.run(sox, ["-n", "-r", "44100", "-c", "2", "-b", "16", wav.path, "synth", "30", "sine", "440"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let split = try ExportTool.run(shnsplit, ["-q", "-d", workDir.path, "-f", url.path, wav.path])
+        XCTAssertEqual(split.status, 0, split.stderr)
+        var frames: [Int] = []
+        for n in 1...3 {
+            let piece = workDir.appendingPathComponent(String(format: "split-track%02d.wav", n))
+            let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: piece.path)[.size] as? Int, piece.path)
+            frames.append((size - 44) / 4 / 588)
+        }
+        XCTAssertEqual(frames, [563, 1350 - 563, 2250 - 1350])
+    }
+}
+
 /// Finds and runs external programs for the consumer tests.
 private enum ExportTool {
     struct Output { var status: Int32; var stdout: String; var stderr: String }

@@ -245,6 +245,52 @@ final class ActivityTimelineTests: XCTestCase {
         XCTAssertFalse(t.rows[0].marker)
     }
 
+    /// Issue 8.9: two 15 s tracks back to back. The monitor decides the first track's end
+    /// after the second one started, so its `segment.ended` comes late: it is the end the
+    /// monitor measured and sets the row's end (15.0, not the 9.4 s known when it started),
+    /// changing nothing else; the second row's own end closes it.
+    func testLateEndedSetsTheEndOfAClosedRowAndNothingElse() {
+        let (t, changes) = timeline([
+            #"{"event":"segment.started","activity_id":"a1","material_id":"one","title":"One","time":0,"start":0,"end":9.4,"position":1}"#,
+            #"{"event":"segment.started","activity_id":"a2","material_id":"two","title":"Two","time":15,"start":15,"end":18.2,"position":0}"#,
+            #"{"event":"segment.refined","activity_id":"a1","material_id":"one","title":"Late","time":14,"start":0,"end":14,"position":15}"#,
+            #"{"event":"segment.ended","activity_id":"a1","material_id":"one","title":"Late","time":15,"start":0,"end":15,"position":16}"#,
+            #"{"event":"segment.ended","activity_id":"a2","material_id":"two","title":"Two","time":30,"start":15,"end":30,"position":15}"#,
+        ])
+        XCTAssertEqual(changes[2], .ignored(reason: #"late refinement of closed activity "a1""#))
+        XCTAssertEqual(changes[3], .ended(row: 0))
+        XCTAssertEqual(changes[4], .refined(row: 1))
+        XCTAssertEqual(t.rows.count, 2)
+        XCTAssertEqual(t.rows.map(\.end), [15, 30])
+        XCTAssertEqual(t.rows.map(\.closed), [true, true], "an ended activity is closed")
+        XCTAssertNil(t.currentRow)
+        XCTAssertEqual(t.rows[0].fields["end"], .number(15), "the monitor's end field follows the measured end")
+        XCTAssertEqual(t.rows[0].fields["title"], .string("One"), "a late end changes no other field")
+        XCTAssertEqual(t.rows[0].fields["event"], .string("segment.started"))
+        XCTAssertEqual(t.rows[0].firstSeen.position, 1)
+        XCTAssertEqual(TimelineExport.cues(t.rows), [Cue(start: 0, end: 15, text: "One – one"), Cue(start: 15, end: 30, text: "Two – two")])
+        // Applying the late end again changes nothing (idempotent).
+        var again = t
+        again.apply(payload(#"{"event":"segment.ended","activity_id":"a1","material_id":"one","time":15,"end":15}"#))
+        XCTAssertEqual(again.rows, t.rows)
+        // An end for another material under the same id is not this activity's end.
+        again.apply(payload(#"{"event":"segment.ended","activity_id":"a1","material_id":"other","time":99}"#))
+        XCTAssertEqual(again.rows[0].end, 15)
+    }
+
+    /// A row closed by another material without an end payload ends where the next row began;
+    /// a cue of a row that never ended lasts until the next row (or the default duration).
+    func testRowClosedWithoutAnEndEndsWhereTheNextBegan() {
+        let (t, _) = timeline([
+            #"{"activity_id":"x","material_id":"m1","time":2}"#,
+            #"{"activity_id":"y","material_id":"m2","time":7.5}"#,
+            #"{"activity_id":"x","material_id":"m1","time":8}"#,
+        ])
+        XCTAssertEqual(t.rows.map(\.end), [7.5, nil])
+        XCTAssertEqual(t.rows.map(\.closed), [true, false])
+        XCTAssertEqual(TimelineExport.cues(t.rows).map(\.end), [7.5, 12.5])
+    }
+
     // MARK: - Properties
 
     private struct SplitMix64: RandomNumberGenerator {
@@ -400,7 +446,7 @@ final class ActivityTimelineTests: XCTestCase {
             #"{"material_id":"n","time":3}"#,
         ])
         let json = TimelineExport.json(t.rows)
-        XCTAssertEqual(json, #"{"rows":[{"activity_id":"a","material_id":"m","marker":false,"first_seen":{"time":1714564800,"position":1.5,"timestamp":"2024-05-01T12:00:00Z"},"fields":{"alpha":{"a":null,"b":[1,2.25,"x\"y"]},"title":"Tab\tNew\nline é","zeta":1},"closed":true},{"activity_id":null,"material_id":"n","marker":false,"first_seen":{"time":3,"position":null},"fields":{},"closed":false}]}"#)
+        XCTAssertEqual(json, #"{"rows":[{"activity_id":"a","material_id":"m","marker":false,"first_seen":{"time":1714564800,"position":1.5,"timestamp":"2024-05-01T12:00:00Z"},"end":3,"fields":{"alpha":{"a":null,"b":[1,2.25,"x\"y"]},"title":"Tab\tNew\nline é","zeta":1},"closed":true},{"activity_id":null,"material_id":"n","marker":false,"first_seen":{"time":3,"position":null},"end":null,"fields":{},"closed":false}]}"#)
         let decoded = try JSONDecoder().decode(TimelineValue.self, from: Data(json.utf8))
         guard case .object(let top) = decoded, case .array(let rows)? = top["rows"],
               case .object(let row0) = rows[0] else { return XCTFail("shape") }
@@ -420,13 +466,13 @@ final class ActivityTimelineTests: XCTestCase {
         ]
         let csv = TimelineExport.csv(rows)
         XCTAssertEqual(csv, [
-            "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,closed,fields.campaign,fields.meta,fields.title",
-            #""a,1","m""q""",true,2,0.5,,true,plain,"{""k"":""v,w""}","line1"#,
+            "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,end,closed,fields.campaign,fields.meta,fields.title",
+            #""a,1","m""q""",true,2,0.5,,,true,plain,"{""k"":""v,w""}","line1"#,
             #"line2""#,
-            ",m2,false,,,,false,,,",
+            ",m2,false,,,,,false,,,",
             "",
         ].joined(separator: "\r\n").replacingOccurrences(of: "line1\r\nline2", with: "line1\nline2"))
-        XCTAssertEqual(TimelineExport.csv([]), "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,closed\r\n")
+        XCTAssertEqual(TimelineExport.csv([]), "activity_id,material_id,marker,first_seen_time,first_seen_position,first_seen_timestamp,end,closed\r\n")
     }
 
     func testCuesSRTAndVTT() {
