@@ -21,6 +21,9 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
     /// ``Annotation/maximumTime`` or an end before its start: catalog path, reference id,
     /// the annotation's 0-based index and the offending times.
     case annotationOutOfRange(path: String, id: String, index: Int, start: Double, end: Double)
+    /// A reference longer than the matcher's offsets reach (``Catalog/maximumReferenceFrames``):
+    /// the media (path or id), its length and the limit, seconds.
+    case referenceTooLong(path: String, duration: Double, limit: Double)
 
     /// One line naming the file (where there is one) and the cause.
     public var errorDescription: String? {
@@ -35,6 +38,8 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
         case .noLandmarks(let path): return "\(path): no audio content to fingerprint (silent or too short)"
         case .annotationOutOfRange(let path, let id, let index, let start, let end):
             return "\(path): annotation \(index + 1) of '\(id)' (\(start)–\(end) s) is out of range: times must be 0…\(Int(Annotation.maximumTime)) s with end >= start"
+        case .referenceTooLong(let path, let duration, let limit):
+            return String(format: "%@: %.1f h of audio is longer than a reference may be (%.2f h); cut it into parts", path, duration / 3600, limit / 3600)
         }
     }
 }

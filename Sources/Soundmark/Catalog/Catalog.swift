@@ -229,6 +229,12 @@ public final class Catalog {
         }
     }
 
+    /// Longest reference, in frames: 2^24 (74.6 h at the default 16 ms hop), the reach of
+    /// identify's vote offsets. A longer signature is refused by
+    /// ``addReferenceSignature(_:representing:annotations:source:replacingOtherAudio:file:)``.
+    /// Recordings that are scanned or monitored have no such limit.
+    public static let maximumReferenceFrames = 1 << 24
+
     /// Stores a reference signature representing `item`, in one transaction.
     ///
     /// - Parameters:
@@ -244,7 +250,8 @@ public final class Catalog {
     /// - Throws: ``SoundmarkError/catalogMismatch(path:reason:)`` for a signature of another
     ///   configuration, ``SoundmarkError/noLandmarks(path:)`` for silent audio,
     ///   ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)`` for annotation times
-    ///   outside `0...Annotation.maximumTime`,
+    ///   outside `0...Annotation.maximumTime`, ``SoundmarkError/referenceTooLong(path:duration:limit:)``
+    ///   past ``maximumReferenceFrames``,
     ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when SQLite fails.
     @discardableResult
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
@@ -254,6 +261,10 @@ public final class Catalog {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
         if let annotations { try checkRange(annotations, id: item.id) }
+        if let last = signature.landmarks.last, Int(last.anchorFrame) >= Catalog.maximumReferenceFrames {
+            throw SoundmarkError.referenceTooLong(path: source ?? item.id, duration: signature.duration,
+                                                  limit: Double(Catalog.maximumReferenceFrames) * configuration.hopDuration)
+        }
         let postings = PostingCodec.postings(of: signature)
         guard !postings.isEmpty else { throw SoundmarkError.noLandmarks(path: source ?? item.id) }
         let blob = PostingCodec.encode(postings)

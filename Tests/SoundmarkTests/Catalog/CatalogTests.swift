@@ -316,3 +316,26 @@ final class CatalogTests: XCTestCase {
         for r in refs { XCTAssertEqual(final.first { $0.item.id == r.item.id }, r) }
     }
 }
+
+/// The longest reference a catalog takes (identify's vote offsets reach 2^24 frames).
+final class CatalogLimitTests: XCTestCase {
+    func testReferenceLongerThanTheLimitIsRefusedWithAMessage() throws {
+        let dir = try TestSupport.temporaryDirectory(self)
+        let catalog = try Catalog(path: dir.appendingPathComponent("c.db").path, create: true)
+        let config = Configuration()
+        let landmarks = [Landmark(anchorFrame: 100, anchorBin: 40, targetBin: 50, deltaFrames: 10),
+                         Landmark(anchorFrame: Int32(Catalog.maximumReferenceFrames), anchorBin: 40, targetBin: 50, deltaFrames: 10)]
+        let signature = Signature(configuration: config, landmarks: landmarks,
+                                  sampleCount: Int64(Catalog.maximumReferenceFrames + 100) * Int64(config.hopLength))
+        XCTAssertThrowsError(try catalog.addReferenceSignature(signature, representing: MediaItem(id: "long"), source: "long.flac")) { error in
+            guard case SoundmarkError.referenceTooLong(let path, let duration, let limit) = error else {
+                return XCTFail("unexpected error \(error)")
+            }
+            XCTAssertEqual(path, "long.flac")
+            XCTAssertEqual(limit, 268_435.456, accuracy: 0.001) // 2^24 · 16 ms
+            XCTAssertGreaterThan(duration, limit)
+            XCTAssertTrue(error.localizedDescription.hasPrefix("long.flac: 74.6 h of audio"), error.localizedDescription)
+        }
+        XCTAssertEqual(try catalog.references().count, 0)
+    }
+}
