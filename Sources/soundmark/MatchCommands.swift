@@ -71,14 +71,30 @@ func plainText(_ text: String) -> String {
     return out
 }
 
+/// `--min-duration SECONDS` of scan and monitor.
+let minimumDurationOption = OptionSpec(name: "min-duration", value: "SECONDS",
+                                       help: "drop segments shorter than this, for fewer, surer segments (default 2: a 3 s spot is kept)")
+
+/// Scan options from the command line (`--min-duration`).
+func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
+    var options = ScanOptions()
+    if let t = args.value("min-duration") {
+        guard let v = Double(t), v >= 0, v.isFinite, v < 1e9 else {
+            throw UsageError(message: "--min-duration takes seconds (≥ 0), got '\(t)'")
+        }
+        options.minimumDuration = v
+    }
+    return options
+}
+
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
 /// seconds and the decoder (for its streams).
-func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice,
+func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
-    let scanner = Scanner(index: index)
+    let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
     while let chunk = try decoder.nextChunk() {
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
@@ -104,7 +120,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let index = try catalog.loadIndex()
     let source = args.positional[0]
     let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
-                                                          verbose: args.has("verbose"))
+                                                          options: try parseScanOptions(args), verbose: args.has("verbose"))
     if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
@@ -196,6 +212,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     """,
     options: [catalogOption,
               OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
+              minimumDurationOption,
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),

@@ -436,7 +436,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
     let activities = MonitorActivities { writer.write($0) }
-    var scanOptions = ScanOptions()
+    var scanOptions = try parseScanOptions(args)
     scanOptions.keepsSegments = false
     /// A scanner over `index` whose events go to `activities`.
     func makeScanner(_ index: CatalogIndex) -> Soundmark.Scanner {
@@ -647,6 +647,7 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "reconnect", value: nil,
                          help: "retry a network URL that cannot be opened, and reopen it when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts, with a warning per failed attempt; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
               OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long (default 60)"),
+              minimumDurationOption,
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
               streamOption, languageOption],

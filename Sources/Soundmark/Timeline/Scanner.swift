@@ -60,6 +60,9 @@ public struct ScanOptions: Sendable {
     public var closeAfterSeconds: Double = 4
     /// Segments whose confidence is below this are dropped. Default 0.5.
     public var threshold: Double = 0.5
+    /// Segments shorter than this, seconds, are dropped (and not announced as events).
+    /// Default 2: a 3 s station id or spot is kept; raise it for fewer, surer segments.
+    public var minimumDuration: Double = 2
     /// Skip hash buckets holding more postings than this: such hashes (steady low tones,
     /// common intervals) vote everywhere and cost most of the time. Default 30, five times
     /// the mean bucket of a 128-reference catalog; on the benchmark mixes it halves the scan
@@ -198,7 +201,7 @@ public final class Scanner {
         closeBlock()
         for s in open { close(s) }
         open.removeAll()
-        return Scanner.resolveOverlaps(finished, threshold: options.threshold)
+        return Scanner.resolveOverlaps(finished, threshold: options.threshold).filter { $0.end - $0.start >= options.minimumDuration }
     }
 
     // MARK: voting
@@ -614,7 +617,7 @@ public final class Scanner {
         for i in open.indices {
             let seg = segment(open[i])
             if !open[i].announced {
-                guard seg.confidence >= options.threshold else { continue }
+                guard seg.confidence >= options.threshold, seg.end - seg.start >= options.minimumDuration else { continue }
                 // Only the strongest open line of a reference is announced: a repeat of the
                 // passage caught at a fade is dropped later and must not start an activity.
                 let ref = open[i].ref, hits = open[i].hits, first = open[i].firstHitFrame
@@ -666,8 +669,9 @@ public final class Scanner {
     ///   not a new airing. A part under `threshold` joins too (its hits add to the play's), so
     ///   one play at one alignment is one segment whatever the music does inside it;
     /// - drops what is still under `threshold` (confidence) after joining;
-    /// - drops segments shorter than 4 s with fewer than 100 hits (a repeated passage of a
-    ///   neighbouring segment's reference caught at a fade);
+    /// - drops segments shorter than 4 s with fewer than 100 hits that overlap or touch (within
+    ///   1 s) a stronger segment of their own reference (a repeated passage of it caught at a
+    ///   fade); a short spot on its own is kept;
     /// - drops a segment that overlaps a stronger one of the same reference by 30 % of its
     ///   length (another repeat of the passage matched at a fade), or lies mostly (≥ 60 %)
     ///   inside one of another reference with four times its hits;
@@ -694,7 +698,13 @@ public final class Scanner {
             }
             joined.append(s)
         }
-        let candidates = joined.filter { $0.confidence >= threshold && ($0.end - $0.start >= 4 || $0.hits >= 100) }
+        let strong = joined.filter { $0.confidence >= threshold }
+        let candidates = strong.filter { s in
+            s.end - s.start >= 4 || s.hits >= 100 || !strong.contains { o in
+                o != s && o.referenceIndex == s.referenceIndex && o.hits > s.hits
+                    && o.start - 1 < s.end && s.start < o.end + 1
+            }
+        }
         var kept: [Segment] = []
         for s in candidates {
             let length = max(s.end - s.start, 1e-3)
