@@ -103,8 +103,9 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
     // Segments end with the audio (the samples analysed, silence for a late start included).
     let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
-    let frames = Int(generator.sampleCount) / index.configuration.hopLength
-    return (scanner.finish(recordingFrames: frames), duration, decoder)
+    let seconds = Double(generator.sampleCount) / Double(index.configuration.sampleRate)
+    let segments = scanner.finish(recordingDuration: seconds)
+    return (segments, duration, decoder)
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {

@@ -123,8 +123,12 @@ public final class Scanner {
     /// Ring of the recording's landmark counts per 16 frames (see ``landmarkCount(at:)``).
     private var landmarkBins = [Int32](repeating: 0, count: Scanner.landmarkBinCount)
     private var latestLandmarkBin = 0
-    /// The recording's length in frames, once ``finish(recordingFrames:)`` knows it.
+    /// ``referenceFrames(_:)`` of the references that had segments.
+    private var referenceFrameCache: [Int: [UInt32]] = [:]
+    /// The recording's length in frames (rounded up) and seconds, once
+    /// ``finish(recordingDuration:)`` knows it.
     private var recordingEndFrame: Int?
+    private var recordingEnd: Double?
     private let logShifts: [Double]
     private var nextBlockEnd: Int
     private var blockVotes: [[(key: UInt64, count: Int32)]] = []
@@ -171,7 +175,7 @@ public final class Scanner {
     public func consume(_ l: Landmark) {
         while Int(l.anchorFrame) >= nextBlockEnd { closeBlock() }
         clockFrame = max(clockFrame, Int(l.anchorFrame) + Int(l.deltaFrames) + 1)
-        let bin = Int(l.anchorFrame) / 16
+        let bin = Int(l.anchorFrame) / Scanner.landmarkBinFrames
         while latestLandmarkBin < bin {
             latestLandmarkBin += 1
             landmarkBins[latestLandmarkBin % Scanner.landmarkBinCount] = 0
@@ -193,11 +197,15 @@ public final class Scanner {
 
     /// Ends the recording and returns every segment in start order.
     ///
-    /// - Parameter recordingFrames: the recording's length in frames (samples / hop), when
-    ///   known; segments never reach past it. Default: the end of the last landmark or clock
-    ///   advance seen.
-    public func finish(recordingFrames: Int? = nil) -> [Segment] {
-        if let r = recordingFrames { clockFrame = max(clockFrame, r); recordingEndFrame = r }
+    /// - Parameter recordingDuration: the recording's length in seconds, when known; segments
+    ///   never reach past it. Default: the end of the last landmark or clock advance seen.
+    public func finish(recordingDuration: Double? = nil) -> [Segment] {
+        if let d = recordingDuration, d.isFinite, d >= 0 {
+            let r = Int((d / hop).rounded(.up))
+            clockFrame = max(clockFrame, r)
+            recordingEndFrame = r
+            recordingEnd = d
+        }
         closeBlock()
         for s in open { close(s) }
         open.removeAll()
@@ -556,13 +564,17 @@ public final class Scanner {
         return positions.first { $0 >= first + Int32(b) * binFrames } ?? first
     }
 
-    /// Landmarks of the recording in the 16 frames from `frame` (a multiple of 16), while
-    /// they are in the ring of the last ``landmarkBinCount`` bins; `nil` before.
-    private func landmarkCount(at frame: Int32) -> Int32? {
-        let b = Int(frame) / 16
-        guard b > latestLandmarkBin - Scanner.landmarkBinCount, b >= 0 else { return nil }
-        guard b <= latestLandmarkBin else { return 0 }
-        return landmarkBins[b % Scanner.landmarkBinCount]
+    /// Landmarks of the recording anchored in the `frames` frames from `frame` (multiples of
+    /// ``landmarkBinFrames``; default 16), while they are in the ring of the last
+    /// ``landmarkBinCount`` bins; `nil` before.
+    private func landmarkCount(at frame: Int32, frames: Int = 16) -> Int32? {
+        var total: Int32 = 0
+        for f in stride(from: Int(frame), to: Int(frame) + frames, by: Scanner.landmarkBinFrames) {
+            let b = f / Scanner.landmarkBinFrames
+            guard b > latestLandmarkBin - Scanner.landmarkBinCount, b >= 0 else { return nil }
+            if b <= latestLandmarkBin { total += landmarkBins[b % Scanner.landmarkBinCount] }
+        }
+        return total
     }
 
     /// Seconds from the last target frame of a segment's hits to the end of its audio: the
@@ -571,12 +583,63 @@ public final class Scanner {
     /// and other music.
     static let endLead = 0.12
 
-    /// Bins of 16 frames of landmark counts kept (about 17 minutes).
-    static let landmarkBinCount = 4096
+    /// Frames per bin of the ring of landmark counts: 4.
+    static let landmarkBinFrames = 4
+    /// Bins of landmark counts kept: 2^14 (about 17 minutes).
+    static let landmarkBinCount = 1 << 14
 
     /// Fraction of a segment's median share of hitting landmarks from which it counts as
     /// audible at an edge: 0.3.
     static let audibleFraction = 0.3
+
+    /// How far from recording frame `edge` (in steps of `step` frames, ±4) the recording and
+    /// reference `ref` (frames mapped by `map`) are both silent: no landmark of the recording
+    /// anchored there (other than at the edge itself) and no posting of the reference within
+    /// 2 frames. Stops at the recording's start and end,
+    /// where the recording's landmarks are no longer known (``landmarkCount(at:)``), at the
+    /// reference's bounds and after 30 s. Returns the frame reached (`edge` when none).
+    private func silentStretch(from edge: Int, step: Int, ref: Int, map: (Int) -> Double) -> Int {
+        let frames = referenceFrames(ref)
+        let limit = Int(30 / hop)
+        let known = recordingEndFrame ?? clockFrame
+        var reached = edge
+        while abs(reached - edge) < limit {
+            let next = step > 0 ? min(reached + step, known) : max(reached + step, 0)
+            guard next != reached else { break }
+            let lo = min(reached, next), hi = max(reached, next)
+            // The recording: the 4-frame bin of the step, not counting the edge's own.
+            let bin = lo - lo % Scanner.landmarkBinFrames
+            guard let n = landmarkCount(at: Int32(bin), frames: Scanner.landmarkBinFrames) else { break }
+            if n > 0 && bin != edge - edge % Scanner.landmarkBinFrames { break }
+            // The reference: 2 frames around the step, but never the edge's own frame.
+            let r0 = step < 0 ? map(lo) - 2 : map(lo) + 0.5, r1 = step < 0 ? map(hi) - 0.5 : map(hi) + 2
+            guard map(lo) >= -2, map(lo) <= index.references[ref].duration / hop else { break }
+            if Scanner.count(frames, from: r0, to: r1) > 0 { break }
+            reached = next
+        }
+        // Clamp the last step to the recording's bounds.
+        return max(0, min(known, reached))
+    }
+
+    /// Number of `sorted` values in `lo ..< hi`.
+    static func count(_ sorted: [UInt32], from lo: Double, to hi: Double) -> Int {
+        func first(_ v: Double) -> Int {
+            var a = 0, b = sorted.count
+            while a < b { let m = (a + b) / 2; if Double(sorted[m]) < v { a = m + 1 } else { b = m } }
+            return a
+        }
+        return max(0, first(hi) - first(lo))
+    }
+
+    /// Anchor frames of reference `ref`'s postings, ascending (computed once per reference).
+    private func referenceFrames(_ ref: Int) -> [UInt32] {
+        if let f = referenceFrameCache[ref] { return f }
+        var frames: [UInt32] = []
+        for e in index.postings.entries where Int(e >> 32) == ref { frames.append(UInt32(truncatingIfNeeded: e)) }
+        frames.sort()
+        referenceFrameCache[ref] = frames
+        return frames
+    }
 
     /// `values` sorted, each once.
     static func distinct(_ values: [Int32]) -> [Int32] {
@@ -588,13 +651,21 @@ public final class Scanner {
     /// The segment an open segment stands for now (no threshold applied).
     private func segment(_ s: OpenSegment) -> Segment {
         let line = s.line
-        let firstFrame = startFrame(s)
+        let mapped = { (x: Int) in line.intercept + line.slope * (Double(x) - s.x0) }
+        var firstFrame = startFrame(s)
         var lastFrame = endFrame(s)
         lastFrame = max(lastFrame, firstFrame + 1)
-        var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + Scanner.endLead
+        var endLead = Scanner.endLead
+        // Through silence that the reference shares, a play goes on: the edge is where either
+        // the recording or the reference has sound again.
+        let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
+        if before < firstFrame { firstFrame = before }
+        let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
+        if after > lastFrame { lastFrame = after; endLead = 0 }
+        var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (Double(firstFrame) - s.x0)) * hop
         // Inside the recording and inside the reference.
-        if let e = recordingEndFrame { end = min(end, Double(e) * hop) }
+        if let e = recordingEnd { end = min(end, e) }
         let duration = index.references[s.ref].duration
         if refStart < 0 && line.slope > 0 { start -= refStart / line.slope; refStart = 0 }
         var refEnd = refStart + line.slope * (end - start)

@@ -26,7 +26,7 @@ final class ScannerEdgeTests: XCTestCase {
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
         g.finish { scanner.consume($0) }
-        return scanner.finish(recordingFrames: samples.count / index.configuration.hopLength)
+        return scanner.finish(recordingDuration: Double(samples.count) / Double(rate))
     }
 
     /// Issue example: A from 5 s for 30 s, a 4 s gap (digital silence, or music that is not in
@@ -130,7 +130,7 @@ final class ScannerSpotTests: XCTestCase {
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         g.append(bed)
         for l in g.signature().landmarks { scanner.consume(l) }
-        return scanner.finish(recordingFrames: bed.count / index.configuration.hopLength)
+        return scanner.finish(recordingDuration: Double(bed.count) / Double(rate))
     }
 
     /// Issue example: a 4 s jingle 3 dB (and 10 dB) under music is found, at 12…16 s (edges
@@ -154,5 +154,38 @@ final class ScannerSpotTests: XCTestCase {
         var options = ScanOptions()
         options.minimumDuration = 4
         XCTAssertEqual(try spotScan(seconds: 3, db: 6, options: options).map(\.item.id), [])
+    }
+}
+
+/// Cues are clipped only where the audio jumps: a play goes on through silence that the
+/// reference shares.
+final class ScannerSilenceTests: XCTestCase {
+    /// Issue example: scanning an unchanged programme that starts and ends with silence gives
+    /// back its own cues (0.500 s and its last end) within 1 ms; the segment covers the whole
+    /// recording.
+    func testUnchangedProgrammeGivesBackItsOwnCues() throws {
+        let rate = 8000
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls")
+        let silence = [Float](repeating: 0, count: rate / 2)
+        let programme = silence + Array(knolls[(3 * rate)..<(23 * rate)]) + silence + silence
+        let generator = SignatureGenerator(configuration: Configuration(), role: .reference)
+        generator.append(programme)
+        let signature = generator.signature()
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "programme"), signature)])
+        let scanner = Scanner(index: index)
+        for l in signature.landmarks { scanner.consume(l) }
+        let duration = Double(programme.count) / Double(rate)
+        let segments = scanner.finish(recordingDuration: Double(programme.count) / Double(rate))
+        XCTAssertEqual(segments.count, 1)
+        guard let s = segments.first else { return }
+        XCTAssertEqual(s.start, 0, accuracy: 0.001)
+        XCTAssertEqual(s.end, duration, accuracy: 0.001)
+        let annotations = [Annotation(start: 0.5, end: 2, text: "first"), Annotation(start: 19, end: duration - 0.1, text: "last")]
+        let cues = AlignmentMap(segments: segments, recordingDuration: duration).cues(for: annotations, referenceIndex: 0).cues
+        XCTAssertEqual(cues.count, 2)
+        for (c, a) in zip(cues, annotations) {
+            XCTAssertEqual(c.start, a.start, accuracy: 0.001, a.text)
+            XCTAssertEqual(c.end, a.end, accuracy: 0.001, a.text)
+        }
     }
 }

@@ -23,7 +23,7 @@ final class ScannerTimeScaleTests: XCTestCase {
         }
         samples.withUnsafeBufferPointer { p in g.append(p) { feed($0) } }
         g.finish { feed($0) }
-        return scanner.finish(recordingFrames: Int(frameOffset) + samples.count / index.configuration.hopLength)
+        return scanner.finish(recordingDuration: Double(Int(frameOffset) * index.configuration.hopLength + samples.count) / Double(rate))
     }
 
     /// knolls from 2 s for 30 s, through `sox EFFECT…`, decoded at 8000 Hz.
