@@ -524,7 +524,8 @@ let catalogCommands: [CommandSpec] = [
                 and annotations come from --metadata. A file unchanged since it was added (same size and
                 modification time, or same content digest) is skipped without decoding; re-adding the same audio
                 is skipped; re-adding an id with changed metadata updates it. One bad file is reported and the
-                batch goes on (exit code 1 when some failed, 2 when all failed).
+                batch goes on (exit code 1 when some failed, 2 when all failed). A reference may be up to 74.6 h
+                long (2^24 frames); longer audio is refused with a message.
                 """,
                 options: [catalogOption,
                           OptionSpec(name: "metadata", value: "FILE",

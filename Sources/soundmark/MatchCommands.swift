@@ -206,7 +206,9 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     details: """
     Slides the matcher over the whole recording (file, URL or -) and writes one segment per stretch of catalog
     audio: start and end in the recording, the reference, referenceStart/referenceEnd in the reference (s),
-    confidence and frequencySkew. Crossfades, repeats, seeks and speed changes start new segments.
+    confidence, frequencySkew (pitch) and speed (time scale). Crossfades, repeats and seeks start new
+    segments; a key-lock tempo change or a pause the reference shares does not. Recordings have no
+    length limit.
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
