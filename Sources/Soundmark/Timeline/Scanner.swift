@@ -465,7 +465,7 @@ public final class Scanner {
     /// 0.1. Chance is not rare next to a stretch: a hash needs only one peak to coincide when
     /// the other is a peak of the stretch, and two pieces of music in the same tuning share
     /// frequencies.
-    static let chanceHitsPerSecond = 0.05
+    static let chanceHitsPerSecond = 0.1
 
     /// Index of the first of `positions` (hit frames, ascending, each once) that belongs to the
     /// stretch rather than to chance. Hits `i ..< i + k` (k = 1…4: chance hits come in small
