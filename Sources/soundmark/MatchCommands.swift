@@ -180,8 +180,12 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         for (i, s) in segments.enumerated() {
             let who = s.item.byline()
             let skew = abs(s.frequencySkew) >= 0.005 ? String(format: "  [%+.1f %%]", s.frequencySkew * 100) : ""
-            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
-                         formatClock(s.referenceStart), skew))
+            let speed = abs(s.timeScale - 1 - s.frequencySkew) >= 0.005 ? String(format: "  [tempo %+.1f %%]", (s.timeScale - 1) * 100) : ""
+            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
+                         formatClock(s.referenceStart), skew, speed))
+            for a in s.alternatives {
+                print("      \(formatClock(a.start)) – \(formatClock(a.end)) is also \(a.item.id) (shared material)")
+            }
         }
         if segments.isEmpty { print("no catalog audio found") }
     }
@@ -195,6 +199,8 @@ extension Segment {
                  ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
                  ("confidence", .number(confidence, decimals: 4)), ("frequencySkew", .number(frequencySkew, decimals: 4)),
                  ("hits", .integer(hits)),
+                 ("alternatives", .array(alternatives.map { .object([("reference", $0.item.json), ("start", .seconds($0.start)),
+                                                                     ("end", .seconds($0.end))]) })),
                  ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
                                              ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
                                              ("speed", .number(timeScale, decimals: 5))])]))])

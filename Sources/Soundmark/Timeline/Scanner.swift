@@ -22,6 +22,19 @@ public struct Segment: Equatable, Sendable {
     public var confidence: Double
     /// Landmarks of the recording that agree with this segment's alignment.
     public var hits: Int
+    /// Other references that match a stretch of this segment as well as this one does (a
+    /// version sharing material with it), each with the stretch (recording seconds) it
+    /// explains; the segment's own reference is the one that also explains the rest. Empty
+    /// when the audio tells them apart everywhere.
+    public var alternatives: [(item: MediaItem, start: Double, end: Double)] = []
+
+    public static func == (a: Segment, b: Segment) -> Bool {
+        a.referenceIndex == b.referenceIndex && a.item == b.item && a.start == b.start && a.end == b.end
+            && a.referenceStart == b.referenceStart && a.referenceEnd == b.referenceEnd
+            && a.frequencySkew == b.frequencySkew && a.timeScale == b.timeScale && a.confidence == b.confidence
+            && a.hits == b.hits && a.alternatives.map(\.item) == b.alternatives.map(\.item)
+            && a.alternatives.map(\.start) == b.alternatives.map(\.start) && a.alternatives.map(\.end) == b.alternatives.map(\.end)
+    }
 
     /// Reference time (seconds) at recording time `t` (seconds), on this segment's line.
     public func referenceTime(at t: Double) -> Double { referenceStart + timeScale * (t - start) }
@@ -776,8 +789,27 @@ public final class Scanner {
                     && o.start - 1 < s.end && s.start < o.end + 1
             }
         }
+        // A segment of another reference that lies inside a longer one (≥ 80 % of it) and gathers
+        // no more hits per second there is shared material (two versions of a song): the longer
+        // one, which also explains the rest, keeps it as an alternative for that stretch.
+        var shared: [Int: [(item: MediaItem, start: Double, end: Double)]] = [:]
+        var explained = Set<Int>()
+        for (i, s) in candidates.enumerated() {
+            let length = max(s.end - s.start, 1e-3)
+            let rate = Double(s.hits) / length
+            if let j = candidates.indices.first(where: { j in
+                let o = candidates[j]
+                guard j != i, o.referenceIndex != s.referenceIndex, o.end - o.start >= length + 2 else { return false }
+                let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
+                return overlap >= 0.8 && rate <= 1.3 * Double(o.hits) / max(o.end - o.start, 1e-3)
+            }) {
+                explained.insert(i)
+                shared[j, default: []].append((s.item, s.start, s.end))
+            }
+        }
         var kept: [Segment] = []
-        for s in candidates {
+        for (i, var s) in candidates.enumerated() where !explained.contains(i) {
+            s.alternatives = shared[i] ?? []
             let length = max(s.end - s.start, 1e-3)
             let covered = candidates.contains { o in
                 guard o != s else { return false }

@@ -189,3 +189,34 @@ final class ScannerSilenceTests: XCTestCase {
         }
     }
 }
+
+/// Two catalogued versions that share their first 20 s.
+final class ScannerVersionTests: XCTestCase {
+    /// Issue example: a recording plays version B; the shared stretch is not listed as version
+    /// A on its own: one entry for B, with A as the alternative for the shared 20 s.
+    func testSharedMaterialIsOneEntryWithTheOtherVersionAsAlternative() throws {
+        let rate = 8000
+        let shared = Array(try TestSupport.referenceSamples("wesnoth-knolls")[0..<(20 * rate)])
+        let versionA = shared + Array(try TestSupport.referenceSamples("wesnoth-battle")[0..<(20 * rate)])
+        let versionB = shared + Array(try TestSupport.referenceSamples("supertux-chipdisko")[0..<(25 * rate)])
+        func signature(_ x: [Float]) -> Signature {
+            let g = SignatureGenerator(configuration: Configuration(), role: .reference)
+            g.append(x)
+            return g.signature()
+        }
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "a"), signature(versionA)), (MediaItem(id: "b"), signature(versionB))])
+        let lead = Array(try TestSupport.referenceSamples("supertux-forest")[0..<(6 * rate)])
+        let recording = lead + versionB
+        let scanner = Scanner(index: index)
+        for l in signature(recording).landmarks { scanner.consume(l) }
+        let segments = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
+        XCTAssertEqual(segments.map(\.item.id), ["b"])
+        guard let s = segments.first else { return }
+        XCTAssertEqual(s.start, 6, accuracy: 0.1)
+        XCTAssertEqual(s.end, 51, accuracy: 0.15)
+        XCTAssertEqual(s.alternatives.map(\.item.id), ["a"])
+        XCTAssertEqual(s.alternatives.first?.start ?? 0, 6, accuracy: 0.15)
+        XCTAssertEqual(s.alternatives.first?.end ?? 0, 26, accuracy: 0.5)
+    }
+}
