@@ -326,6 +326,7 @@ final class CLITests: XCTestCase {
             }
             let speed = try XCTUnwrap(e["speed"] as? Double)
             XCTAssertEqual(try XCTUnwrap(s["frequencySkew"] as? Double), speed - 1, accuracy: 0.01, "\(id) frequencySkew")
+            XCTAssertEqual((s["alternatives"] as? [Any])?.count, 0, "\(id): no shared material in this recording")
             let confidence = try XCTUnwrap(s["confidence"] as? Double)
             XCTAssertTrue((0.5...1).contains(confidence), "\(id) confidence \(confidence)")
         }

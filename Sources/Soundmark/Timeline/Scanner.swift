@@ -789,9 +789,10 @@ public final class Scanner {
                     && o.start - 1 < s.end && s.start < o.end + 1
             }
         }
-        // A segment of another reference that lies inside a longer one (≥ 80 % of it) and gathers
-        // no more hits per second there is shared material (two versions of a song): the longer
-        // one, which also explains the rest, keeps it as an alternative for that stretch.
+        // A segment (2 s or more) of another reference that lies inside a longer one (≥ 80 % of
+        // it) and gathers about as many hits per second (0.5–1.3 times) is shared material (two
+        // versions of a song): the longer one, which also explains the rest, keeps it as an
+        // alternative for that stretch.
         var shared: [Int: [(item: MediaItem, start: Double, end: Double)]] = [:]
         var explained = Set<Int>()
         for (i, s) in candidates.enumerated() {
@@ -801,7 +802,8 @@ public final class Scanner {
                 let o = candidates[j]
                 guard j != i, o.referenceIndex != s.referenceIndex, o.end - o.start >= length + 2 else { return false }
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
-                return overlap >= 0.8 && rate <= 1.3 * Double(o.hits) / max(o.end - o.start, 1e-3)
+                let otherRate = Double(o.hits) / max(o.end - o.start, 1e-3)
+                return overlap >= 0.8 && rate <= 1.3 * otherRate && rate >= 0.5 * otherRate && length >= 2
             }) {
                 explained.insert(i)
                 shared[j, default: []].append((s.item, s.start, s.end))
