@@ -147,6 +147,8 @@ public final class Scanner {
     private var blockVotes: [[(key: UInt64, count: Int32)]] = []
     private var table: VoteTable
     private var open: [OpenSegment] = []
+    /// Lines closed within the landmark history (see ``attach(ref:candidate:hits:slope:)``).
+    private var recentlyClosed: [OpenSegment] = []
     private var finished: [Segment] = []
     private var nextID = 1
     /// Receives ``ScanEvent``s as soon as they are decided; events come in the order they
@@ -465,7 +467,13 @@ public final class Scanner {
             let traced = exactHits(ref: ref, candidate: ci, around: Int(median.rounded()), slope: scale, in: history)
                 .filter { abs(Double($0.y) - scale * Double($0.x) - median) <= 2.5 }
                 .sorted { ($0.x, $0.end) < ($1.x, $1.end) }
-            let all = traced.count >= good.count ? traced : good
+            var all = traced.count >= good.count ? traced : good
+            // The last seconds of a line just closed are still in the window: they are not a new
+            // play. Only hits after the closed line's last one count.
+            if let closed = recentlyClosed.first(where: { $0.ref == ref && abs($0.referenceFrame(at: mid) - refAtMid) <= tolerance }) {
+                all = all.filter { Int($0.x) > closed.lastHitFrame }
+                guard all.count >= options.minWindowHits else { return }
+            }
             var s = OpenSegment(id: 0, ref: ref, candidate: ci, timeScale: scale,
                                 firstHitFrame: Int(all.first!.x), lastHitFrame: Int(all.last!.x))
             s.x0 = Double(s.firstHitFrame)
@@ -740,6 +748,8 @@ public final class Scanner {
 
     private func close(_ s: OpenSegment) {
         let segment = segment(s)
+        recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
+        recentlyClosed.append(s)
         if s.announced { onEvent?(.ended(id: s.id, segment: segment)) }
         // Segments under the threshold are kept until ``finish()``: one that continues another
         // on the same line after a quiet passage joins it (see ``resolveOverlaps(_:threshold:)``).

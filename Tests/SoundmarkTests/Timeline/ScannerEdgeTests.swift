@@ -220,3 +220,37 @@ final class ScannerVersionTests: XCTestCase {
         XCTAssertEqual(s.alternatives.first?.end ?? 0, 26, accuracy: 0.5)
     }
 }
+
+/// Live events of ``Scanner``.
+final class ScannerEventTests: XCTestCase {
+    /// Issue example: one play of a reference is one activity: `started` once and `ended` once,
+    /// not a second short activity of the same line from the window's last seconds.
+    func testOnePlayIsOneActivity() throws {
+        let rate = 8000
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls")
+        for (from, length, tail) in [(3, 20, 8), (10, 12, 10), (20, 15, 6), (5, 9, 12)] {
+            let silence = [Float](repeating: 0, count: 3 * rate)
+            let recording = silence + Array(knolls[(from * rate)..<((from + length) * rate)])
+                + [Float](repeating: 0, count: tail * rate)
+            var options = ScanOptions()
+            options.keepsSegments = false
+            let scanner = Scanner(index: index, options: options)
+            var events: [String] = []
+            scanner.onEvent = { e in
+                switch e {
+                case .started(let id, let s): events.append("started \(id) \(s.item.id)")
+                case .ended(let id, let s): events.append("ended \(id) \(s.item.id)")
+                case .refined: break
+                }
+            }
+            let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+            g.append(recording)
+            for l in g.signature().landmarks { scanner.consume(l) }
+            scanner.advance(toFrame: recording.count / index.configuration.hopLength + 400)
+            _ = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
+            XCTAssertEqual(events, ["started 1 wesnoth-knolls", "ended 1 wesnoth-knolls"], "play from \(from) s for \(length) s")
+        }
+    }
+}
