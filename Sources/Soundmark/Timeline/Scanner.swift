@@ -173,10 +173,10 @@ public final class Scanner {
     }
 
     /// Maps a segment's hits and length to a confidence in 0…1. Chance alignments of one
-    /// reference gather about one hit per second of window; the logistic curve puts 0.5 at
-    /// 12 + 0.5 hits per second of segment.
+    /// reference gather one to two hits per second of window (frame differences are looked up
+    /// ±1 frame); the logistic curve puts 0.5 at 13 + 0.75 hits per second of segment.
     public static func confidence(hits: Int, duration: Double) -> Double {
-        let expected = 12 + 0.5 * duration
+        let expected = 13 + 0.75 * duration
         return 1 / (1 + exp(-(Double(hits) - expected) / 3))
     }
 
@@ -224,7 +224,9 @@ public final class Scanner {
         closeBlock()
         for s in open { close(s) }
         open.removeAll()
-        return Scanner.resolveOverlaps(finished, threshold: options.threshold).filter { $0.end - $0.start >= options.minimumDuration }
+        return Scanner.resolveOverlaps(finished, threshold: options.threshold, postings: { [self] ref, from, to in
+            Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
+        }).filter { $0.end - $0.start >= options.minimumDuration }
     }
 
     // MARK: voting
@@ -761,7 +763,11 @@ public final class Scanner {
     /// - joins consecutive segments of one reference on the same line (the reference time
     ///   predicted at the second's start within 0.5 s) less than 20 s apart: a quiet passage,
     ///   not a new airing. A part under `threshold` joins too (its hits add to the play's), so
-    ///   one play at one alignment is one segment whatever the music does inside it;
+    ///   one play at one alignment is one segment whatever the music does inside it. Not when
+    ///   a clean play (100 hits per second or more) leaves a gap of 4 s or more where the
+    ///   reference's own sound (`postings(ref, from, to)`: its postings in reference seconds
+    ///   `from..<to`) should have given three seconds' worth of its hits: then the gap is other
+    ///   audio or a pause, not a quiet passage;
     /// - drops what is still under `threshold` (confidence) after joining;
     /// - drops segments shorter than 4 s with fewer than 100 hits that overlap or touch (within
     ///   1 s) a stronger segment of their own reference (a repeated passage of it caught at a
@@ -772,12 +778,32 @@ public final class Scanner {
     /// - puts the boundary between consecutive segments that overlap (a crossfade, where both
     ///   are audible) in the middle of the overlap. A gap between segments is kept as it is:
     ///   a pause, a station id or other audio between two plays is not part of either.
-    static func resolveOverlaps(_ segments: [Segment], threshold: Double) -> [Segment] {
+    static func resolveOverlaps(_ segments: [Segment], threshold: Double,
+                                postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 }) -> [Segment] {
+        /// Hits the first segment's play would have gathered over reference seconds `from…to`
+        /// at its own hits per posting.
+        /// Whether the stretch between two parts of a play on one line was other audio rather
+        /// than a quiet passage: the reference's own sound there should have given the first
+        /// part's hit rate at least 3 times over a gap of 4 s or more. (Masked passages of a
+        /// DJ mix under crowd noise lose their hits too, so only a gap the reference fills
+        /// densely counts.)
+        func interrupted(_ a: Segment, _ b: Segment) -> Bool {
+            let gap = b.start - a.end
+            guard gap >= 4 else { return false }
+            let rate = Double(a.hits) / max(a.end - a.start, 1e-3)
+            return rate >= 100 && expectedHits(a, from: a.referenceEnd, to: b.referenceStart) >= 3 * rate
+        }
+        func expectedHits(_ a: Segment, from: Double, to: Double) -> Double {
+            let own = postings(a.referenceIndex, min(a.referenceStart, a.referenceEnd), max(a.referenceStart, a.referenceEnd))
+            guard own > 0, to > from else { return 0 }
+            return Double(a.hits) / Double(own) * Double(postings(a.referenceIndex, from, to))
+        }
         var joined: [Segment] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
             if let i = joined.lastIndex(where: { $0.referenceIndex == s.referenceIndex }),
                s.start - joined[i].end < 20, s.start >= joined[i].start,
-               abs(joined[i].referenceTime(at: s.start) - s.referenceStart) < 0.5 {
+               abs(joined[i].referenceTime(at: s.start) - s.referenceStart) < 0.5,
+               !interrupted(joined[i], s) {
                 var a = joined[i]
                 let total = Double(a.hits + s.hits)
                 a.timeScale = (a.timeScale * Double(a.hits) + s.timeScale * Double(s.hits)) / total

@@ -254,3 +254,30 @@ final class ScannerEventTests: XCTestCase {
         }
     }
 }
+
+/// Other audio in the middle of a play, on the play's own time line.
+final class ScannerInterruptionTests: XCTestCase {
+    /// A tester's example: knolls 0–20 s, 5 s (and 8 s) of other music in place of knolls'
+    /// own 20–25 s (28 s), then knolls again on the same time line. Two segments; the other
+    /// music is not called knolls.
+    func testOtherMusicReplacingAStretchSplitsThePlay() throws {
+        let rate = 8000
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls")
+        let other = try TestSupport.referenceSamples("supertux-chipdisko")
+        for gap in [5, 8] {
+            let recording = Array(knolls[0..<(20 * rate)]) + Array(other[(5 * rate)..<((5 + gap) * rate)])
+                + Array(knolls[((20 + gap) * rate)..<(40 * rate)])
+            let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+            g.append(recording)
+            let scanner = Scanner(index: index)
+            for l in g.signature().landmarks { scanner.consume(l) }
+            let segments = scanner.finish(recordingDuration: 40)
+            XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls", "wesnoth-knolls"], "gap \(gap) s")
+            guard segments.count == 2 else { continue }
+            XCTAssertEqual(segments[0].end, 20, accuracy: 0.15, "gap \(gap) s")
+            XCTAssertEqual(segments[1].start, Double(20 + gap), accuracy: 0.15, "gap \(gap) s")
+        }
+    }
+}
