@@ -1,0 +1,18 @@
+// libFuzzer target: JSON annotations (the reader's own JSON parser).
+import Foundation
+import Soundmark
+import CFuzzDriver
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
+    _ = try? AnnotationReader.parse(Data(bytes: data, count: size), name: "fuzz.json", format: .json)
+    return 0
+}
+
+/// The executable's entry (SwiftPM links `main` to `FuzzJSONAnnotations_main`): runs libFuzzer's driver.
+@_cdecl("FuzzJSONAnnotations_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var argc = argc, argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv) { fuzz($0, $1) }
+}
