@@ -49,8 +49,8 @@ public struct Signature: Equatable, Sendable {
     /// Reads a signature written by ``dataRepresentation``.
     /// - Throws: ``SoundmarkError/invalidSignature(_:)`` for foreign, truncated or other-version data,
     ///   a configuration out of range (see ``Configuration/problem``), a sample count above
-    ///   `Int64.max`, or a landmark with a negative anchor frame or frequency bins that are not
-    ///   finite and positive.
+    ///   `Int64.max`, or a landmark whose frequency bins are not finite and positive. (Anchor
+    ///   frames keep their sign: a query's may be negative; ``PostingCodec/postings(of:)`` skips them.)
     public init(dataRepresentation data: Data) throws {
         var r = ByteReader(Array(data))
         guard r.u32() == Signature.magic else { throw SoundmarkError.invalidSignature("not a soundmark signature") }
@@ -77,9 +77,6 @@ public struct Signature: Equatable, Sendable {
             }
             let landmark = Landmark(anchorFrame: Int32(bitPattern: f), anchorBin: Float(bitPattern: a),
                                     targetBin: Float(bitPattern: t), deltaFrames: Int16(bitPattern: d))
-            guard landmark.anchorFrame >= 0 else {
-                throw SoundmarkError.invalidSignature("landmark \(i): anchor frame \(landmark.anchorFrame) (expected ≥ 0)")
-            }
             guard landmark.anchorBin.isFinite, landmark.anchorBin > 0, landmark.targetBin.isFinite, landmark.targetBin > 0 else {
                 throw SoundmarkError.invalidSignature("landmark \(i): frequency bin \(landmark.anchorBin), \(landmark.targetBin) (expected finite and > 0)")
             }
