@@ -6,7 +6,7 @@ DEB_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswres
 SOUNDMARK := .build/release/soundmark
 DEMO_CATALOG := .build/demo/catalog.db
 
-.PHONY: deps build demo test browser-check clean
+.PHONY: deps build demo test browser-check fuzz fuzz-smoke clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -37,6 +37,16 @@ browser-check: build
 	@dpkg-query -W -f='$${Status}\n' chromium 2>/dev/null | grep -q 'install ok installed' || \
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }
 	scripts/browser-check-scan.sh
+
+# libFuzzer targets (Fuzz/, built with -sanitize=fuzzer,address) for every parser of untrusted
+# input, each run FUZZ_SECONDS seconds from the seeds in Fuzz/corpus/; see scripts/fuzz.sh.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The short run CI does: each target for 10 s.
+fuzz-smoke: deps
+	scripts/fuzz.sh 10
 
 clean:
 	rm -rf .build

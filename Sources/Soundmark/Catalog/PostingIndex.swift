@@ -22,13 +22,14 @@ public struct Posting: Equatable, Sendable {
 /// `k` is ⌊log2⌋ of the mean hash difference, so a difference costs about `k + 2` bits; with the
 /// defaults a posting takes about 2.7 bytes.
 public enum PostingCodec {
-    /// Postings of a reference signature: each landmark hashed without rescaling.
+    /// Postings of a reference signature: each landmark hashed without rescaling (landmarks
+    /// with no hash or a negative anchor frame give none).
     public static func postings(of signature: Signature) -> [Posting] {
         let hasher = LandmarkHasher(configuration: signature.configuration)
         var result: [Posting] = []
         result.reserveCapacity(signature.landmarks.count)
         for l in signature.landmarks {
-            if let h = hasher.hash(l) { result.append(Posting(hash: h, frame: UInt32(l.anchorFrame))) }
+            if l.anchorFrame >= 0, let h = hasher.hash(l) { result.append(Posting(hash: h, frame: UInt32(l.anchorFrame))) }
         }
         return result
     }
@@ -70,8 +71,9 @@ public enum PostingCodec {
             var hash: UInt64 = 0
             for _ in 0..<count {
                 guard let delta = reader.rice(k: Int(k)), let frame = reader.read(bits: Int(width)) else { return false }
+                // A corrupt delta may be near 2^64: compare before adding, so it cannot overflow.
+                guard delta <= UInt64(UInt32.max) - hash else { return false }
                 hash += delta
-                guard hash <= UInt64(UInt32.max) else { return false }
                 hashes.append(UInt32(hash))
                 entries.append(reference << 32 | frame)
             }

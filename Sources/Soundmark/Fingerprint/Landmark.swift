@@ -153,11 +153,13 @@ public struct LandmarkHasher: Sendable {
     }
 
     /// Prepares a landmark for ``hash(_:timeScale:logShift:)``; `nil` when its frequency ratio
-    /// is outside the target zone.
+    /// is outside the target zone (or not a number: a bin of zero, negative or infinite).
     @inline(__always)
     public func prepare(_ landmark: Landmark) -> Prepared? {
-        let r = Int((log2(Double(landmark.targetBin / landmark.anchorBin)) * steps).rounded(.down)) + ratioHalf
-        guard r >= 0 && r < ratioCount else { return nil }
+        // In Double (a Float ratio of extreme bins overflows); NaN fails the range check.
+        let step = (log2(Double(landmark.targetBin) / Double(landmark.anchorBin)) * steps).rounded(.down)
+        guard step >= Double(-ratioHalf) && step < Double(ratioCount - ratioHalf) else { return nil }
+        let r = Int(step) + ratioHalf
         return Prepared(anchorFrame: landmark.anchorFrame, anchorStep: (log2(Double(landmark.anchorBin)) + binToLog) * steps,
                         ratioStep: Int32(r), deltaFrames: landmark.deltaFrames)
     }
@@ -170,9 +172,8 @@ public struct LandmarkHasher: Sendable {
     @inline(__always)
     public func hash(_ p: Prepared, timeScale: Double, logShift: Double) -> UInt32? {
         let a = p.anchorStep - logShift
-        guard a >= 0 else { return nil }
+        guard a >= 0 && a < Double(anchorCount) else { return nil }   // also false for NaN
         let anchor = Int(a)
-        guard anchor < anchorCount else { return nil }
         let d = Int((Double(p.deltaFrames) * timeScale).rounded()) - configuration.targetZoneMinFrames
         guard d >= 0 && d < deltaCount else { return nil }
         return UInt32((anchor * ratioCount + Int(p.ratioStep)) * deltaCount + d)

@@ -47,7 +47,10 @@ public struct Signature: Equatable, Sendable {
     }
 
     /// Reads a signature written by ``dataRepresentation``.
-    /// - Throws: ``SoundmarkError/invalidSignature(_:)`` for foreign, truncated or other-version data.
+    /// - Throws: ``SoundmarkError/invalidSignature(_:)`` for foreign, truncated or other-version data,
+    ///   a configuration out of range (see ``Configuration/problem``), a sample count above
+    ///   `Int64.max`, or a landmark whose frequency bins are not finite and positive. (Anchor
+    ///   frames keep their sign: a query's may be negative; ``PostingCodec/postings(of:)`` skips them.)
     public init(dataRepresentation data: Data) throws {
         var r = ByteReader(Array(data))
         guard r.u32() == Signature.magic else { throw SoundmarkError.invalidSignature("not a soundmark signature") }
@@ -60,16 +63,26 @@ public struct Signature: Equatable, Sendable {
               let samples = r.u64(), let count = r.u32() else {
             throw SoundmarkError.invalidSignature("truncated header")
         }
+        if let problem = config.problem { throw SoundmarkError.invalidSignature("configuration out of range: \(problem)") }
+        guard let sampleCount = Int64(exactly: samples) else {
+            throw SoundmarkError.invalidSignature("sample count \(samples) out of range")
+        }
+        // 14 bytes per landmark: a count the data cannot hold is corrupt (and is not allocated).
+        guard Int(count) <= (r.bytes.count - r.position) / 14 else { throw SoundmarkError.invalidSignature("truncated landmarks") }
         var landmarks: [Landmark] = []
         landmarks.reserveCapacity(Int(count))
-        for _ in 0..<count {
+        for i in 0..<Int(count) {
             guard let f = r.u32(), let a = r.u32(), let t = r.u32(), let d = r.u16() else {
                 throw SoundmarkError.invalidSignature("truncated landmarks")
             }
-            landmarks.append(Landmark(anchorFrame: Int32(bitPattern: f), anchorBin: Float(bitPattern: a),
-                                      targetBin: Float(bitPattern: t), deltaFrames: Int16(bitPattern: d)))
+            let landmark = Landmark(anchorFrame: Int32(bitPattern: f), anchorBin: Float(bitPattern: a),
+                                    targetBin: Float(bitPattern: t), deltaFrames: Int16(bitPattern: d))
+            guard landmark.anchorBin.isFinite, landmark.anchorBin > 0, landmark.targetBin.isFinite, landmark.targetBin > 0 else {
+                throw SoundmarkError.invalidSignature("landmark \(i): frequency bin \(landmark.anchorBin), \(landmark.targetBin) (expected finite and > 0)")
+            }
+            landmarks.append(landmark)
         }
-        self.init(configuration: config, landmarks: landmarks, sampleCount: Int64(samples))
+        self.init(configuration: config, landmarks: landmarks, sampleCount: sampleCount)
     }
 }
 

@@ -1,0 +1,1 @@
+// Empty: the module only declares libFuzzer's driver (see include/CFuzzDriver.h).
