@@ -123,6 +123,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let stream = try streamIndex(args)
     let catalog = try Catalog(path: catalogPath, create: true)
     var failures = 0
+    let duplicates = args.has("allow-duplicates") ? nil : DuplicateCheck(catalog: catalog)
     let progress = Progress(total: inputs.count)
     for (n, input) in inputs.enumerated() {
         progress.show(n, input.path)
@@ -135,9 +136,15 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                                  subtitle: args.value("subtitle") ?? tags["album"],
                                  artist: args.value("artist") ?? tags["artist"] ?? tags["album_artist"],
                                  properties: properties)
+            if let other = try duplicates?.duplicate(of: signature, id: item.id) {
+                progress.finish()
+                printError("\(input.path): skipped, the same recording as '\(other)' (use --allow-duplicates to add it as '\(item.id)')")
+                continue
+            }
             let outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
                                                             source: input.path == "-" ? nil : input.path,
                                                             replacingOtherAudio: args.value("id") != nil)
+            if outcome == .added || outcome == .replaced { duplicates?.didAdd(signature, as: item) }
             progress.finish()
             let what: String
             switch outcome {
@@ -277,7 +284,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "artist", value: "TEXT", help: "artist (default: tag)"),
                           OptionSpec(name: "property", value: "KEY=VALUE", help: "custom property (repeatable)", repeatable: true),
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT or JSON) in reference time"),
-                          encodingOption, streamOption],
+                          encodingOption, streamOption, allowDuplicatesOption],
                 positional: 1...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",
                 details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],

@@ -10,7 +10,7 @@ public struct MatchedMediaItem: Equatable, Sendable {
     /// Query frequency / reference frequency − 1 (0.05: the query plays 5 % higher and faster).
     /// 0 for a tempo-only change.
     public var frequencySkew: Double
-    /// 0…1; see ``Matcher/confidence(aligned:background:)``.
+    /// 0…1; see ``Matcher/confidence(significance:)``.
     public var confidence: Double
     /// Query landmarks that agree with this alignment.
     public var alignedCount: Int

@@ -47,8 +47,11 @@ public struct MatchCandidate: Equatable, Sendable {
     public var alignedCount: Int
     /// Number of query landmarks.
     public var queryCount: Int
-    /// Calibrated score in 0…1 (see ``Matcher/confidence(aligned:background:)``).
+    /// Calibrated score in 0…1 (see ``Matcher/confidence(significance:)``).
     public var confidence: Double
+    /// How unlikely the alignment is by chance, in decades (see
+    /// ``Matcher/significance(occupied:slots:chancePerSlot:trials:)``); 0 until scored.
+    public var significance: Double = 0
     /// Aligned landmarks summed over every framing the query was analysed with (equal to
     /// `alignedCount` with one framing); matches are ranked by it (see ``Matcher/match(_:reframed:)``).
     public var framingTotal: Int = 0
@@ -93,14 +96,66 @@ public final class Matcher {
     /// same query.
     ///
     /// `background` is what a reference that is *not* in the query reaches by chance: the
-    /// 6th-best reference's count (at least 6). It grows with the query's length and with how
-    /// stationary its spectrum is, so comparing against it keeps the threshold meaningful for
-    /// any query. Measured on the benchmark's 60 non-catalog clips (music, speech, pink noise,
-    /// silence, a tone) against its 128-reference catalog, the best reference exceeded the
-    /// background by at most 9; true matches exceed it by 10 to over 1000. The logistic curve
-    /// puts 0.5 at an excess of 11 (a non-catalog clip at 9 scores 0.21) and 0.95 at 15.5.
+    /// 6th-best reference's count, and at least ``chanceFloor(seconds:)`` (a small catalog has no
+    /// 6th-best reference, or only weak ones). It grows with the query's length and with how
+    /// stationary its spectrum is. Measured on the benchmark's 60 non-catalog clips (music,
+    /// speech, pink noise, silence, a tone) against its 128-reference catalog, the best reference
+    /// exceeded the background by at most 9; true matches exceed it by 10 to over 1000. The
+    /// logistic curve puts 0.5 at an excess of 11 (a non-catalog clip at 9 scores 0.21) and 0.95 at 15.5.
     public static func confidence(aligned: Int, background: Int) -> Double {
         1 / (1 + exp(-(Double(aligned - background) - 11) / 1.5))
+    }
+
+    /// Length of one slot of the line check, in frames: 16 (256 ms). See ``significance(occupied:slots:chancePerSlot:trials:)``.
+    public static let slotFrames = 16
+
+    /// How unlikely an alignment is by chance, as `−log10` of the expected number of chance
+    /// alignments at least as good among `trials` tried.
+    ///
+    /// The aligned landmarks of a true match lie on a line through the whole clip; chance
+    /// collisions, and passages of *other* music that share a chord or a rhythm for a moment,
+    /// pile up in a few places. So the statistic is the number of `slots` (stretches of
+    /// ``slotFrames`` query frames that overlap the reference at the alignment) holding at least one
+    /// aligned landmark, `occupied`. By chance a slot is occupied with probability
+    /// `p = 1 − exp(−chancePerSlot)`, where `chancePerSlot` is the expected number of chance
+    /// votes one slot puts into one offset window (±1 frame): the reference's votes at that speed
+    /// × 3 / the span of possible offsets / the query's slots. The tail `P(Binomial(slots, p) ≥
+    /// occupied)` times `trials` (offset windows × speed candidates tried for that reference) is the
+    /// expected number of chance lines this good. Nothing here depends on the other references,
+    /// so a match scores the same in a catalog of one reference or of ten thousand.
+    /// - Returns: `−log10(trials · tail)`; large is significant, 0 is what chance reaches once.
+    public static func significance(occupied: Int, slots: Int, chancePerSlot: Double, trials: Double) -> Double {
+        guard occupied > 0, slots > 0 else { return -log10(max(trials, 1)) }
+        let k = min(occupied, slots)
+        let p = min(max(1 - exp(-chancePerSlot), 1e-9), 1 - 1e-9)
+        // log10 of the binomial tail, summed in log space.
+        func term(_ i: Int) -> Double {
+            (lgamma(Double(slots + 1)) - lgamma(Double(i + 1)) - lgamma(Double(slots - i + 1))
+                + Double(i) * log(p) + Double(slots - i) * log(1 - p)) / log(10)
+        }
+        let terms = (k...slots).map(term)
+        let top = terms.max()!
+        let tail = top + log10(terms.reduce(0) { $0 + pow(10, $1 - top) })
+        return -(min(tail, 0) + log10(max(trials, 1)))
+    }
+
+    /// Maps a ``significance(occupied:slots:chancePerSlot:trials:)`` to a confidence in 0…1: a
+    /// logistic curve with 0.5 at 1.5 decades and 0.95 at 3. The line check: a match's confidence
+    /// is the smaller of this and ``confidence(aligned:background:)``. Passages of other music
+    /// that share a few chords with a reference (a cluster of aligned landmarks in part of the
+    /// clip) score below 1 (an 8 s clip of Wesnoth's *wanderer* against an excerpt of *knolls*:
+    /// 0.6–0.8); the benchmark's true matches at −5 dB SNR score 4 to 44, one at 0.7.
+    public static func confidence(significance: Double) -> Double {
+        1 / (1 + exp(-(significance - 1.5) / (1.5 / log(19))))
+    }
+
+    /// The least chance level ``match(_:reframed:)`` assumes for a query of `seconds`, whatever
+    /// the catalog holds: `6 + 0.27 · seconds` aligned landmarks. This is about what the 6th-best
+    /// reference of the benchmark's 128-reference catalog reaches by chance (8 for 5 s, 14 for
+    /// 30 s clips of other music), so a catalog of one or ten references is no more credulous
+    /// than a large one.
+    public static func chanceFloor(seconds: Double) -> Int {
+        6 + Int((0.27 * seconds).rounded())
     }
 
     /// Bits of a vote key: reference index (18), offset + 2^24 (25), hash (21).
@@ -227,10 +282,16 @@ public final class Matcher {
                 best[ref] = (ci, b.offset, b.count)
             }
         }
+        // The references worth refining: the strongest vote peaks (chance alone rarely puts more
+        // than a few landmarks in one offset window, so 16 is plenty).
+        let queryFrames = Int(landmarks.map(\.anchorFrame).max() ?? 0) + 1
         let ranked = best.values.map(\.count).sorted(by: >)
-        let background = max(6, ranked.count > 5 ? ranked[5] : 0)
+        let background = max(Matcher.chanceFloor(seconds: Double(queryFrames) * index.configuration.hopDuration),
+                             ranked.count > 5 ? ranked[5] : 0)
+        let shortlist = best.filter { $0.value.count >= Matcher.minimumAligned }
+            .sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.prefix(Matcher.shortlist)
         var results: [MatchCandidate] = []
-        for (ref, b) in best where Matcher.confidence(aligned: b.count, background: background) >= options.threshold * 0.2 {
+        for (ref, b) in shortlist {
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
             // This reference's votes at the refined speed, once per framing: the repeat search
             // and every copy's recount read them.
@@ -242,11 +303,14 @@ public final class Matcher {
                   let again = repeatOffset(framingRuns[0], besides: offsets.map(\.offset), atLeast: max(refined.count * 4 / 10, 1)) {
                 offsets.append(again)
             }
+            let chance = chanceModel(reference: ref, speed: refined.speed, queryFrames: queryFrames, runs: framingRuns[0])
             for o in offsets {
                 var m = recount(MatchCandidate(referenceIndex: ref, offsetFrames: Double(o.offset), speed: refined.speed,
                                                alignedCount: o.count, queryCount: query.count, confidence: 0),
                                 framingRuns: framingRuns)
-                m.confidence = Matcher.confidence(aligned: m.alignedCount, background: background)
+                m.significance = lineSignificance(m, framings: framings, queryFrames: queryFrames, chance: chance)
+                m.confidence = min(Matcher.confidence(aligned: m.alignedCount, background: background),
+                                   Matcher.confidence(significance: m.significance))
                 if m.confidence >= options.threshold { results.append(m) }
             }
         }
@@ -290,6 +354,73 @@ public final class Matcher {
         return best
     }
 
+    /// Fewest aligned landmarks (±1 frame, one framing) a reference needs to be considered: 6.
+    static let minimumAligned = 6
+    /// Most references refined and scored per query (the strongest vote peaks): 16.
+    static let shortlist = 16
+
+    /// The chance model of one reference at one speed (see ``significance(occupied:slots:chancePerSlot:trials:)``):
+    /// expected chance votes per slot and offset window, and the number of offset windows × speed
+    /// candidates (and framings) searched for this reference.
+    private func chanceModel(reference: Int, speed: SpeedCandidate, queryFrames: Int, runs: [(key: UInt64, count: Int32)])
+        -> (perSlot: Double, trials: Double) {
+        let votes = Double(runs.reduce(0) { $0 + Int($1.count) })
+        let referenceFrames = index.references[reference].duration / index.configuration.hopDuration
+        let span = referenceFrames + Double(queryFrames) * speed.timeScale
+        let slots = Double((queryFrames + Matcher.slotFrames - 1) / Matcher.slotFrames)
+        let perSlot = votes * 3 / max(span, 1) / max(slots, 1)
+        // Coarse candidates, the 20 fine steps of the refinement, and the framings.
+        let trials = max(span, 1) / 3 * Double(options.candidates.count + 20) * Double(Matcher.framings)
+        return (perSlot, trials)
+    }
+
+    /// Query frames (of framing `f`'s landmarks) of the landmarks that vote within ±1 frame of `offset`
+    /// for `reference` at speed `c`.
+    private func alignedFrames(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, offset: Int) -> [Int] {
+        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
+        var frames: [Int] = []
+        index.postings.start.withUnsafeBufferPointer { start in
+            index.postings.entries.withUnsafeBufferPointer { entries in
+                for l in landmarks {
+                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    if hi - lo > options.maxBucket { continue }
+                    let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+                    for e in PostingIndex.run(of: reference, in: entries, lo, hi)
+                    where abs(Int(entries[e] & 0xFFFF_FFFF) - q - offset) <= 1 {
+                        frames.append(Int(l.anchorFrame))
+                        break
+                    }
+                }
+            }
+        }
+        return frames
+    }
+
+    /// The line check of a match: on every framing, the slots of the query (``slotFrames`` long,
+    /// counted where the alignment overlaps the reference) holding an aligned landmark, scored
+    /// with ``significance(occupied:slots:chancePerSlot:trials:)``; the best framing's score.
+    private func lineSignificance(_ m: MatchCandidate, framings: [[LandmarkHasher.Prepared]], queryFrames: Int,
+                                  chance: (perSlot: Double, trials: Double)) -> Double {
+        let referenceFrames = index.references[m.referenceIndex].duration / index.configuration.hopDuration
+        let slotCount = (queryFrames + Matcher.slotFrames - 1) / Matcher.slotFrames
+        // Slots whose middle falls inside the reference at this alignment.
+        let inside = (0..<slotCount).filter { slot in
+            let r = m.offsetFrames + m.speed.timeScale * (Double(slot) + 0.5) * Double(Matcher.slotFrames)
+            return r >= 0 && r <= referenceFrames
+        }.count
+        let n = Double(framings.count)
+        var best = -Double.infinity
+        for (f, landmarks) in framings.enumerated() {
+            let expected = Int((m.offsetFrames + Double(f) / n * m.speed.timeScale).rounded())
+            let occupied = Set(alignedFrames(landmarks, m.speed, reference: m.referenceIndex, offset: expected)
+                .map { $0 / Matcher.slotFrames }).count
+            best = max(best, Matcher.significance(occupied: occupied, slots: max(inside, occupied), chancePerSlot: chance.perSlot,
+                                                  trials: chance.trials))
+        }
+        return best
+    }
+
     /// Frame grids a query is analysed on by `identify` and ``Session`` (the plain one and
     /// `framings − 1` reframings, `hopLength / framings` samples apart; see ``match(_:reframed:)``): 4.
     public static let framings = 4
@@ -324,6 +455,35 @@ public final class Matcher {
             if let b = bestPerReference(votes(landmarks, s, only: reference))[reference], b.count > best.count {
                 best = (s, b.offset, b.count)
             }
+        }
+        return best
+    }
+}
+
+extension Matcher {
+    /// The share of `signature`'s line slots (``Matcher/slotFrames`` frames each) that must hold a
+    /// landmark aligned with an existing reference for the two to count as one recording: 0.8.
+    public static let duplicateCoverage = 0.8
+
+    /// The reference that holds the same recording as `signature` (a re-encoding, a resampled or
+    /// re-wrapped copy), if any: the same length (within 1 s or 1 %, whichever is more), aligned
+    /// from start to end at skew 0 and offset 0 (±2 frames), with aligned landmarks in at least
+    /// ``duplicateCoverage`` of its slots. A different edit of the same music (cut, extended,
+    /// sped up) is not a duplicate.
+    /// - Parameter signature: a reference signature (as ``Catalog/addReferenceSignature(_:representing:annotations:source:replacingOtherAudio:)`` stores it).
+    /// - Returns: the reference's index in ``CatalogIndex/references`` and the covered share of slots, or `nil`.
+    public func sameRecording(as signature: Signature) -> (referenceIndex: Int, coverage: Double)? {
+        let landmarks = signature.landmarks.compactMap { hasher.prepare($0) }
+        guard !landmarks.isEmpty else { return nil }
+        let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
+        let slotCount = max(1, (Int(landmarks.map(\.anchorFrame).max() ?? 0) + Matcher.slotFrames) / Matcher.slotFrames)
+        var best: (referenceIndex: Int, coverage: Double)?
+        for (ref, b) in bestPerReference(votes(landmarks, unit)) where abs(b.offset) <= 2 {
+            let other = index.references[ref].duration
+            guard abs(other - signature.duration) <= max(1, 0.01 * signature.duration) else { continue }
+            let occupied = Set(alignedFrames(landmarks, unit, reference: ref, offset: b.offset).map { $0 / Matcher.slotFrames }).count
+            let coverage = Double(occupied) / Double(slotCount)
+            if coverage >= Matcher.duplicateCoverage, coverage > (best?.coverage ?? 0) { best = (ref, coverage) }
         }
         return best
     }
