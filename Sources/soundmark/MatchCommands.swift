@@ -31,8 +31,13 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     } else {
         for (i, m) in matches.enumerated() {
             let who = m.item.byline()
-            print(String(format: "%d. %@ (%@) at %@, skew %+.1f %%, confidence %.2f", i + 1, who, m.item.id,
-                         formatTimestamp(m.matchOffset), m.frequencySkew * 100, m.confidence))
+            var line = String(format: "%d. %@ (%@) at %@, skew %+.1f %%, confidence %.2f", i + 1, who, m.item.id,
+                              formatTimestamp(m.matchOffset), m.frequencySkew * 100, m.confidence)
+            let others = m.ambiguous.filter { $0.id != m.item.id || $0.matchOffset != m.matchOffset }
+            if !others.isEmpty {
+                line += ", indistinguishable from " + others.map { "\($0.id) at \(formatTimestamp($0.matchOffset))" }.joined(separator: ", ")
+            }
+            print(line)
         }
     }
     return matches.isEmpty ? Exit.none : Exit.ok
@@ -46,7 +51,9 @@ let matchCommands: [CommandSpec] = [
                 details: """
                 Prints the matching references, best first: reference time at the clip's start (matchOffset, s),
                 frequency skew (0.05: the clip plays 5 % faster/higher) and confidence (0…1). JSON:
-                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c}]}.
+                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c}]};
+                matches the clip cannot tell apart (shared material, a repeated passage) carry
+                "ambiguous":[{"id","matchOffset"}…], every member of their group.
                 Exit code 0 with a match, 1 with none, 2 on error.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),

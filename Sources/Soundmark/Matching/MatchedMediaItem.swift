@@ -14,13 +14,31 @@ public struct MatchedMediaItem: Equatable, Sendable {
     public var confidence: Double
     /// Query landmarks that agree with this alignment.
     public var alignedCount: Int
+    /// The matches this one cannot be told apart from, itself included, as (reference id,
+    /// `matchOffset`) in rank order; empty when it stands alone. Two references that share the
+    /// clip's passage (versions of a song with the same opening), or the copies of a passage a
+    /// reference repeats bit-exactly, match equally strongly: the clip cannot say which one it
+    /// came from (``Matcher/indistinguishable(_:_:framings:)``).
+    public var ambiguous: [(id: String, matchOffset: Double)] = []
 
-    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c}`.
+    public static func == (a: MatchedMediaItem, b: MatchedMediaItem) -> Bool {
+        a.item == b.item && a.matchOffset == b.matchOffset && a.predictedCurrentMatchOffset == b.predictedCurrentMatchOffset
+            && a.frequencySkew == b.frequencySkew && a.confidence == b.confidence && a.alignedCount == b.alignedCount
+            && a.ambiguous.map(\.id) == b.ambiguous.map(\.id) && a.ambiguous.map(\.matchOffset) == b.ambiguous.map(\.matchOffset)
+    }
+
+    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"alignedLandmarks":n}`,
+    /// plus `"ambiguous":[{"id","matchOffset"}…]` (every member of its ambiguity group, itself
+    /// included) when ``ambiguous`` is not empty.
     public var json: JSONOutput {
-        .object([("reference", item.json), ("matchOffset", .seconds(matchOffset)),
+        var fields: [(String, JSONOutput)] = [("reference", item.json), ("matchOffset", .seconds(matchOffset)),
                  ("predictedCurrentMatchOffset", .seconds(predictedCurrentMatchOffset)),
                  ("frequencySkew", .number(frequencySkew, decimals: 4)), ("confidence", .number(confidence, decimals: 4)),
-                 ("alignedLandmarks", .integer(alignedCount))])
+                 ("alignedLandmarks", .integer(alignedCount))]
+        if !ambiguous.isEmpty {
+            fields.append(("ambiguous", .array(ambiguous.map { .object([("id", .string($0.id)), ("matchOffset", .seconds($0.matchOffset))]) })))
+        }
+        return .object(fields)
     }
 }
 
@@ -34,12 +52,16 @@ extension Matcher {
     /// - Returns: matched items, best first; empty when nothing reaches `options.threshold`.
     public func matchedItems(for signature: Signature, reframed: [Signature] = []) -> [MatchedMediaItem] {
         let hop = index.configuration.hopDuration
-        return match(signature.landmarks, reframed: reframed.map(\.landmarks)).map { m in
+        let matches = match(signature.landmarks, reframed: reframed.map(\.landmarks))
+        return matches.map { m in
             let offset = m.offsetFrames * hop
+            let group = m.ambiguityGroup.map { g in
+                matches.filter { $0.ambiguityGroup == g }.map { (id: index.references[$0.referenceIndex].item.id, matchOffset: $0.offsetFrames * hop) }
+            } ?? []
             return MatchedMediaItem(item: index.references[m.referenceIndex].item, matchOffset: offset,
                                     predictedCurrentMatchOffset: offset + m.speed.timeScale * signature.duration,
                                     frequencySkew: m.speed.frequencySkew, confidence: m.confidence,
-                                    alignedCount: m.alignedCount)
+                                    alignedCount: m.alignedCount, ambiguous: group)
         }
     }
 }

@@ -55,6 +55,9 @@ public struct MatchCandidate: Equatable, Sendable {
     /// Aligned landmarks summed over every framing the query was analysed with (equal to
     /// `alignedCount` with one framing); matches are ranked by it (see ``Matcher/match(_:reframed:)``).
     public var framingTotal: Int = 0
+    /// Number (0, 1, …, in rank order of their best member) of the group of matches this one cannot
+    /// be told apart from, or `nil` when it stands alone (see ``Matcher/indistinguishable(_:_:framings:)``).
+    public var ambiguityGroup: Int?
 }
 
 /// Options of the matcher.
@@ -95,10 +98,8 @@ public final class Matcher {
     /// Maps an aligned-landmark count to a confidence in 0…1, given the chance level of the
     /// same query.
     ///
-    /// `background` is what a reference that is *not* in the query reaches by chance: the
-    /// 6th-best reference's count, and at least ``chanceFloor(seconds:)`` (a small catalog has no
-    /// 6th-best reference, or only weak ones). It grows with the query's length and with how
-    /// stationary its spectrum is. Measured on the benchmark's 60 non-catalog clips (music,
+    /// `background` is what a reference that is *not* in the query reaches by chance
+    /// (``match(_:reframed:)`` uses ``chanceFloor(seconds:)``). Measured on the benchmark's 60 non-catalog clips (music,
     /// speech, pink noise, silence, a tone) against its 128-reference catalog, the best reference
     /// exceeded the background by at most 9; true matches exceed it by 10 to over 1000. The
     /// logistic curve puts 0.5 at an excess of 11 (a non-catalog clip at 9 scores 0.21) and 0.95 at 15.5.
@@ -149,13 +150,14 @@ public final class Matcher {
         1 / (1 + exp(-(significance - 1.5) / (1.5 / log(19))))
     }
 
-    /// The least chance level ``match(_:reframed:)`` assumes for a query of `seconds`, whatever
-    /// the catalog holds: `6 + 0.27 · seconds` aligned landmarks. This is about what the 6th-best
-    /// reference of the benchmark's 128-reference catalog reaches by chance (8 for 5 s, 14 for
-    /// 30 s clips of other music), so a catalog of one or ten references is no more credulous
-    /// than a large one.
+    /// The chance level ``match(_:reframed:)`` assumes for a query of `seconds`, whatever the
+    /// catalog holds: `7 + 0.27 · seconds` aligned landmarks (8 for 5 s, 10 for 10 s, 15 for 30 s).
+    /// This is about what the best of the references a clip of other music is *not* in reaches
+    /// by chance (measured as the 6th-best reference of the benchmark's 128-reference catalog,
+    /// the former chance level, which a catalog of one or ten references does not have), so
+    /// a match scores the same in a catalog of any size.
     public static func chanceFloor(seconds: Double) -> Int {
-        6 + Int((0.27 * seconds).rounded())
+        7 + Int((0.27 * seconds).rounded())
     }
 
     /// Bits of a vote key: reference index (18), offset + 2^24 (25), hash (21).
@@ -285,9 +287,7 @@ public final class Matcher {
         // The references worth refining: the strongest vote peaks (chance alone rarely puts more
         // than a few landmarks in one offset window, so 16 is plenty).
         let queryFrames = Int(landmarks.map(\.anchorFrame).max() ?? 0) + 1
-        let ranked = best.values.map(\.count).sorted(by: >)
-        let background = max(Matcher.chanceFloor(seconds: Double(queryFrames) * index.configuration.hopDuration),
-                             ranked.count > 5 ? ranked[5] : 0)
+        let background = Matcher.chanceFloor(seconds: Double(queryFrames) * index.configuration.hopDuration)
         let shortlist = best.filter { $0.value.count >= Matcher.minimumAligned }
             .sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.prefix(Matcher.shortlist)
         var results: [MatchCandidate] = []
@@ -321,7 +321,27 @@ public final class Matcher {
             }
             return $0.offsetFrames < $1.offsetFrames
         }
+        var group = 0
+        for i in results.indices where results[i].ambiguityGroup == nil {
+            let members = results.indices.filter { $0 > i && results[$0].ambiguityGroup == nil
+                && Matcher.indistinguishable(results[i].framingTotal, results[$0].framingTotal, framings: framings.count) }
+            guard !members.isEmpty else { continue }
+            for j in [i] + members { results[j].ambiguityGroup = group }
+            group += 1
+        }
         return results
+    }
+
+    /// Whether two matches of one query are equally strong: their aligned counts summed over
+    /// `framings` framings (``MatchCandidate/framingTotal``) differ by at most twice the standard
+    /// deviation of a difference of two chance counts, `2·√(framings·(a + b))` (the framings
+    /// count nearly the same landmarks, so their sum varies `framings` times as much as one
+    /// count). Two references that share the clip's passage (versions of a song with the same
+    /// opening) and the bit-identical copies of a passage a reference repeats land here (copies
+    /// that fall differently on the reference's frame grid differ by up to 7 %): the clip cannot
+    /// tell which one it came from, and ``match(_:reframed:)`` marks them as one ambiguity group.
+    public static func indistinguishable(_ a: Int, _ b: Int, framings: Int = 1) -> Bool {
+        Double(abs(a - b)) <= 2 * (Double(max(framings, 1)) * Double(a + b)).squareRoot()
     }
 
     /// `candidate` (offset in framing 0's frames) re-counted with every framing (see
@@ -445,18 +465,24 @@ public final class Matcher {
     }
 
     /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate.
+    /// Of the steps within 1 landmark (or 1 %) of the best count, the one nearest the coarse
+    /// candidate wins: a count that a 0.1 % skew raises by chance (a repeated passage, where the
+    /// copies' votes are equal) does not move an unchanged speed off the grid point.
     private func refine(_ landmarks: [LandmarkHasher.Prepared], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
         -> (speed: SpeedCandidate, offset: Int, count: Int) {
-        var best = (speed: c, offset: offset, count: count)
+        var tried = [(step: 0, speed: c, offset: offset, count: count)]
         let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
         for i in -10...10 where i != 0 {
             let d = Double(i) * 0.001
             let s = SpeedCandidate(timeScale: c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
-            if let b = bestPerReference(votes(landmarks, s, only: reference))[reference], b.count > best.count {
-                best = (s, b.offset, b.count)
+            if let b = bestPerReference(votes(landmarks, s, only: reference))[reference] {
+                tried.append((i, s, b.offset, b.count))
             }
         }
-        return best
+        let top = tried.map(\.count).max() ?? count
+        let slack = max(1, top / 100)
+        let chosen = tried.filter { $0.count >= top - slack }.min { (abs($0.step), $0.step) < (abs($1.step), $1.step) }!
+        return (chosen.speed, chosen.offset, chosen.count)
     }
 }
 
