@@ -71,14 +71,36 @@ final class SmallCatalogTests: XCTestCase {
     }
 
     func testConfidenceDoesNotDependOnTheCatalogSize() throws {
-        // The same clip against its reference alone and with the four other references.
-        let clip = try slice("wesnoth-battle", from: 12, seconds: 6)
-        let alone = try XCTUnwrap(scores(clip, Matcher(index: try index(["wesnoth-battle"]))).first)
-        let all = try XCTUnwrap(scores(clip, Matcher(index: try index(TestSupport.referenceIDs))).first)
-        XCTAssertEqual(alone.item.id, "wesnoth-battle")
-        XCTAssertEqual(all.item.id, "wesnoth-battle")
-        XCTAssertEqual(alone.confidence, all.confidence, accuracy: 1e-9)
-        XCTAssertEqual(alone.matchOffset, all.matchOffset, accuracy: 1e-9)
+        // The same clip against its reference alone and in a catalog of 15: the 5 samples, each
+        // time-reversed, and each played 25 % faster (outside the speed grid). Before, the
+        // chance level was the 6th-best reference, so the second catalog lowered the confidence.
+        var items = try TestSupport.referenceIDs.map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) }
+        for id in TestSupport.referenceIDs {
+            let s = try TestSupport.referenceSamples(id)
+            items.append((MediaItem(id: id + "-reversed"), TestSupport.signature(of: s.reversed(), role: .reference)))
+            let fast = stride(from: 0.0, to: Double(s.count - 1), by: 1.25).map { x -> Float in
+                let i = Int(x), f = Float(x - Double(i))
+                return s[i] * (1 - f) + s[i + 1] * f
+            }
+            items.append((MediaItem(id: id + "-fast"), TestSupport.signature(of: fast, role: .reference)))
+        }
+        let large = CatalogIndex(configuration: Configuration(), items: items)
+        XCTAssertEqual(large.references.count, 15)
+        for (id, start, length, noise) in [("wesnoth-battle", 12.0, 6.0, Float(0)), ("supertux-chipdisko", 3, 5, 0.14), ("supertux-chipdisko", 3, 5, 0.16)] {
+            // White noise (uniform, ±noise) so the second clip's confidence is not saturated.
+            var seed: UInt32 = 99
+            let clip = try slice(id, from: start, seconds: length).map { x -> Float in
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                return x + (Float(seed >> 8) / Float(1 << 24) - 0.5) * 2 * noise
+            }
+            var everything = MatchOptions()
+            everything.threshold = 0
+            let alone = try XCTUnwrap(scores(clip, Matcher(index: try index([id]), options: everything)).first, id)
+            let all = try XCTUnwrap(scores(clip, Matcher(index: large, options: everything)).first { $0.item.id == id }, id)
+            XCTAssertEqual(alone.item.id, id)
+            XCTAssertEqual(alone.confidence, all.confidence, accuracy: 1e-9, id)
+            XCTAssertEqual(alone.matchOffset, all.matchOffset, accuracy: 1e-9, id)
+        }
     }
 
     func testSignificanceOfALineAndOfACluster() {
