@@ -61,8 +61,8 @@ others=()
 for f in "${wesnoth[@]}"; do printf '%s\n' "${ten[@]}" | grep -qx "$f" || others+=("$f"); done
 sources=("$H"/*.ogg "$H"/*.ogg "${others[@]}")   # Hedgewars twice: the only music outside the 128-reference catalog
 list=$out/clips.tsv
-if [ ! -s "$list" ] || [ "$(wc -l < "$list")" -ne $((3 * clips)) ]; then
-    : > "$list"
+if [ ! -s "$list" ] || [ "$(cat "$out/clips.count" 2>/dev/null)" != "$clips" ]; then
+    rm -f "$out"/clips/*
     for f in "${sources[@]}"; do printf '%s\t%s\n' "$f" "$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$f")"; done > "$out/sources.tsv"
     awk -F'\t' -v n="$clips" 'BEGIN { srand(1) } { src[NR] = $1; dur[NR] = $2 } END {
         k = 0
@@ -74,6 +74,7 @@ if [ ! -s "$list" ] || [ "$(wc -l < "$list")" -ne $((3 * clips)) ]; then
         case $((10#${id#c} % 3)) in 0) ext=mp3 ;; 1) ext=ogg ;; *) ext=wav ;; esac
         ffmpeg -v error -y -ss "$start" -t "$len" -i "$src" "$out/clips/$id.$ext" </dev/null
     done < "$list"
+    echo "$clips" > "$out/clips.count"
 fi
 
 # Identify every clip against every catalog it is not in.

@@ -8,8 +8,12 @@ public struct MatchedMediaItem: Equatable, Sendable {
     /// Reference time in seconds at the query's last sample: `matchOffset + timeScale · query duration`.
     public var predictedCurrentMatchOffset: Double
     /// Query frequency / reference frequency − 1 (0.05: the query plays 5 % higher and faster).
-    /// 0 for a tempo-only change.
+    /// 0 for a tempo-only change; for a pitch-only change (a transposition) the pitch factor − 1
+    /// with ``timeScale`` 1.
     public var frequencySkew: Double
+    /// Reference seconds per query second (1.05: the query plays 5 % faster than the reference,
+    /// whether by a speed change, which also sets ``frequencySkew``, or a tempo-only change).
+    public var timeScale: Double = 1
     /// 0…1; see ``Matcher/confidence(significance:)``.
     public var confidence: Double
     /// Query landmarks that agree with this alignment.
@@ -23,18 +27,18 @@ public struct MatchedMediaItem: Equatable, Sendable {
 
     public static func == (a: MatchedMediaItem, b: MatchedMediaItem) -> Bool {
         a.item == b.item && a.matchOffset == b.matchOffset && a.predictedCurrentMatchOffset == b.predictedCurrentMatchOffset
-            && a.frequencySkew == b.frequencySkew && a.confidence == b.confidence && a.alignedCount == b.alignedCount
+            && a.frequencySkew == b.frequencySkew && a.timeScale == b.timeScale && a.confidence == b.confidence && a.alignedCount == b.alignedCount
             && a.ambiguous.map(\.id) == b.ambiguous.map(\.id) && a.ambiguous.map(\.matchOffset) == b.ambiguous.map(\.matchOffset)
     }
 
-    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"alignedLandmarks":n}`,
+    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"timeScale":t,"alignedLandmarks":n}`,
     /// plus `"ambiguous":[{"id","matchOffset"}…]` (every member of its ambiguity group, itself
     /// included) when ``ambiguous`` is not empty.
     public var json: JSONOutput {
         var fields: [(String, JSONOutput)] = [("reference", item.json), ("matchOffset", .seconds(matchOffset)),
                  ("predictedCurrentMatchOffset", .seconds(predictedCurrentMatchOffset)),
                  ("frequencySkew", .number(frequencySkew, decimals: 4)), ("confidence", .number(confidence, decimals: 4)),
-                 ("alignedLandmarks", .integer(alignedCount))]
+                 ("timeScale", .number(timeScale, decimals: 4)), ("alignedLandmarks", .integer(alignedCount))]
         if !ambiguous.isEmpty {
             fields.append(("ambiguous", .array(ambiguous.map { .object([("id", .string($0.id)), ("matchOffset", .seconds($0.matchOffset))]) })))
         }
@@ -60,7 +64,8 @@ extension Matcher {
             } ?? []
             return MatchedMediaItem(item: index.references[m.referenceIndex].item, matchOffset: offset,
                                     predictedCurrentMatchOffset: offset + m.speed.timeScale * signature.duration,
-                                    frequencySkew: m.speed.frequencySkew, confidence: m.confidence,
+                                    frequencySkew: m.speed.frequencySkew,
+                                    timeScale: m.speed.timeScale, confidence: m.confidence,
                                     alignedCount: m.alignedCount, ambiguous: group)
         }
     }

@@ -21,8 +21,10 @@ public struct SpeedCandidate: Equatable, Sendable {
     public var frequencySkew: Double { frequencyScale - 1 }
 
     /// Speed changes (pitch and tempo together) from `−limit` to `+limit` in steps of `step`,
-    /// plus, when `tempoOnly` is set, tempo-only changes over the same range.
-    public static func grid(limit: Double = 0.09, step: Double = 0.01, tempoOnly: Bool = false) -> [SpeedCandidate] {
+    /// plus, when `tempoOnly` is set, tempo-only changes (a DJ's key lock, `sox tempo`) and, when
+    /// `pitchOnly` is set, pitch-only changes (`sox pitch`, a transposition by up to about a
+    /// semitone and a half) over the same range.
+    public static func grid(limit: Double = 0.09, step: Double = 0.01, tempoOnly: Bool = false, pitchOnly: Bool = false) -> [SpeedCandidate] {
         let n = Int((limit / step).rounded())
         var result = (-n...n).map { i -> SpeedCandidate in
             let s = 1 + Double(i) * step
@@ -31,7 +33,21 @@ public struct SpeedCandidate: Equatable, Sendable {
         if tempoOnly {
             result += (-n...n).filter { $0 != 0 }.map { SpeedCandidate(timeScale: 1 + Double($0) * step, frequencyScale: 1) }
         }
+        if pitchOnly {
+            result += (-n...n).filter { $0 != 0 }.map { SpeedCandidate(timeScale: 1, frequencyScale: 1 + Double($0) * step) }
+        }
         return result
+    }
+
+    /// What kind of change this is: `"none"`, `"speed"` (pitch and tempo together), `"tempo"`
+    /// (tempo only) or `"pitch"` (pitch only).
+    public var kind: String {
+        switch (timeScale == 1, frequencyScale == 1) {
+        case (true, true): return "none"
+        case (false, true): return "tempo"
+        case (true, false): return "pitch"
+        case (false, false): return "speed"
+        }
     }
 }
 
@@ -63,8 +79,8 @@ public struct MatchCandidate: Equatable, Sendable {
 /// Options of the matcher.
 public struct MatchOptions: Sendable {
     /// Speed candidates searched. Default: ±9 % in 1 % steps, pitch and tempo together, plus
-    /// tempo-only changes over the same range.
-    public var candidates: [SpeedCandidate] = SpeedCandidate.grid(tempoOnly: true)
+    /// tempo-only and pitch-only changes over the same range.
+    public var candidates: [SpeedCandidate] = SpeedCandidate.grid(tempoOnly: true, pitchOnly: true)
     /// Matches whose confidence is below this are not returned. Default 0.5.
     public var threshold: Double = 0.5
     /// Skip hash buckets holding more postings than this (uninformative hashes). Default 2000.
@@ -464,17 +480,18 @@ public final class Matcher {
         return best
     }
 
-    /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate.
-    /// Of the steps within 1 landmark (or 1 %) of the best count, the one nearest the coarse
+    /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate,
+    /// keeping its kind (a tempo-only candidate varies the tempo, a pitch-only one the pitch). Of the steps within 1 landmark (or 1 %) of the best count, the one nearest the coarse
     /// candidate wins: a count that a 0.1 % skew raises by chance (a repeated passage, where the
     /// copies' votes are equal) does not move an unchanged speed off the grid point.
     private func refine(_ landmarks: [LandmarkHasher.Prepared], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
         -> (speed: SpeedCandidate, offset: Int, count: Int) {
         var tried = [(step: 0, speed: c, offset: offset, count: count)]
         let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
+        let pitchOnly = c.timeScale == 1 && c.frequencyScale != 1
         for i in -10...10 where i != 0 {
             let d = Double(i) * 0.001
-            let s = SpeedCandidate(timeScale: c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
+            let s = SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
             if let b = bestPerReference(votes(landmarks, s, only: reference))[reference] {
                 tried.append((i, s, b.offset, b.count))
             }
