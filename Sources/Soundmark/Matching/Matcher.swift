@@ -38,17 +38,6 @@ public struct SpeedCandidate: Equatable, Sendable {
         }
         return result
     }
-
-    /// What kind of change this is: `"none"`, `"speed"` (pitch and tempo together), `"tempo"`
-    /// (tempo only) or `"pitch"` (pitch only).
-    public var kind: String {
-        switch (timeScale == 1, frequencyScale == 1) {
-        case (true, true): return "none"
-        case (false, true): return "tempo"
-        case (true, false): return "pitch"
-        case (false, false): return "speed"
-        }
-    }
 }
 
 /// One reference found in a query, before metadata is attached.
@@ -63,7 +52,8 @@ public struct MatchCandidate: Equatable, Sendable {
     public var alignedCount: Int
     /// Number of query landmarks.
     public var queryCount: Int
-    /// Calibrated score in 0…1 (see ``Matcher/confidence(significance:)``).
+    /// Calibrated score in 0…1: the smaller of ``Matcher/confidence(aligned:background:)`` (against
+    /// ``Matcher/chanceFloor(seconds:)``) and ``Matcher/confidence(significance:)`` (the line check).
     public var confidence: Double
     /// How unlikely the alignment is by chance, in decades (see
     /// ``Matcher/significance(occupied:slots:chancePerSlot:trials:)``); 0 until scored.
@@ -96,7 +86,10 @@ public struct MatchOptions: Sendable {
 /// For each candidate the query's landmarks are rescaled and hashed (``LandmarkHasher``); every
 /// posting of a hash votes for (reference, reference frame − timeScale · query frame). A true
 /// match piles its votes into one offset (±1 frame); chance collisions spread out. The best
-/// candidate is refined on a 0.1 % grid around it.
+/// candidate is refined on a 0.1 % grid around it. Each match is scored from the query and its
+/// reference alone (``confidence(aligned:background:)`` against ``chanceFloor(seconds:)``, and the
+/// line check ``significance(occupied:slots:chancePerSlot:trials:)``), so its confidence does not
+/// depend on the catalog's size.
 public final class Matcher {
     /// The catalog snapshot searched.
     public let index: CatalogIndex
@@ -115,10 +108,11 @@ public final class Matcher {
     /// same query.
     ///
     /// `background` is what a reference that is *not* in the query reaches by chance
-    /// (``match(_:reframed:)`` uses ``chanceFloor(seconds:)``). Measured on the benchmark's 60 non-catalog clips (music,
-    /// speech, pink noise, silence, a tone) against its 128-reference catalog, the best reference
-    /// exceeded the background by at most 9; true matches exceed it by 10 to over 1000. The
-    /// logistic curve puts 0.5 at an excess of 11 (a non-catalog clip at 9 scores 0.21) and 0.95 at 15.5.
+    /// (``match(_:reframed:)`` uses ``chanceFloor(seconds:)``). Measured on the benchmark's 60
+    /// non-catalog clips (music, speech, pink noise, silence, a tone) against its 128-reference
+    /// catalog, the best reference exceeded the 6th-best by at most 9; true matches exceed it by
+    /// 10 to over 1000. The logistic curve puts 0.5 at an excess of 11 (a non-catalog clip at 9
+    /// scores 0.21) and 0.95 at 15.5.
     public static func confidence(aligned: Int, background: Int) -> Double {
         1 / (1 + exp(-(Double(aligned - background) - 11) / 1.5))
     }
