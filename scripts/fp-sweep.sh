@@ -62,7 +62,6 @@ for f in "${wesnoth[@]}"; do printf '%s\n' "${ten[@]}" | grep -qx "$f" || others
 sources=("$H"/*.ogg "$H"/*.ogg "${others[@]}")   # Hedgewars twice: the only music outside the 128-reference catalog
 list=$out/clips.tsv
 if [ ! -s "$list" ] || [ "$(cat "$out/clips.count" 2>/dev/null)" != "$clips" ]; then
-    rm -f "$out"/clips/*
     for f in "${sources[@]}"; do printf '%s\t%s\n' "$f" "$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$f")"; done > "$out/sources.tsv"
     awk -F'\t' -v n="$clips" 'BEGIN { srand(1) } { src[NR] = $1; dur[NR] = $2 } END {
         k = 0
@@ -72,12 +71,13 @@ if [ ! -s "$list" ] || [ "$(cat "$out/clips.count" 2>/dev/null)" != "$clips" ]; 
     }' "$out/sources.tsv" > "$list"
     while IFS=$'\t' read -r id len src start; do
         case $((10#${id#c} % 3)) in 0) ext=mp3 ;; 1) ext=ogg ;; *) ext=wav ;; esac
-        ffmpeg -v error -y -ss "$start" -t "$len" -i "$src" "$out/clips/$id.$ext" </dev/null
+        [ -s "$out/clips/$id.$ext" ] || ffmpeg -v error -y -ss "$start" -t "$len" -i "$src" "$out/clips/$id.$ext" </dev/null
     done < "$list"
     echo "$clips" > "$out/clips.count"
 fi
 
-# Identify every clip against every catalog it is not in.
+# Identify every clip against every catalog it is not in, the three lengths interleaved (so an
+# interrupted sweep has tried each length about as often).
 run() { # catalog-label catalog id len src
     local f best
     f=$(ls "$OUT/clips/$3".* | head -1)
@@ -91,7 +91,7 @@ export -f run; export BIN=$bin OUT=$out
         printf '1\t%s\t%s\t%s\t%s\n' "$out/one.db" "$id" "$len" "$src"
         printf '10\t%s\t%s\t%s\t%s\n' "$out/ten.db" "$id" "$len" "$src"
         if [ -n "$cat128" ] && [[ $src == "$H"/* ]]; then printf '128\t%s\t%s\t%s\t%s\n' "$cat128" "$id" "$len" "$src"; fi
-    done < "$list"
+    done < <(awk -F'\t' '{ print (n[$2]++) "\t" $0 }' "$list" | sort -t$'\t' -k1,1n -k3,3n | cut -f2-)
 } | xargs -d '\n' -P "$jobs" -I{} bash -c 'IFS=$'"'"'\t'"'"' read -r a b c d e <<< "{}"; run "$a" "$b" "$c" "$d" "$e"' > "$out/results.tsv"
 
 echo "| catalog | clip | clips | highest confidence | at or above 0.5 |"
