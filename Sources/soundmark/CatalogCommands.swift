@@ -312,6 +312,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         }
         FileHandle.standardError.write(Data(String(format: "%@: %@ %.1f s, %@\n", id, what, duration, path).utf8))
     }
+    let duplicates = args.has("allow-duplicates") ? nil : DuplicateCheck(catalog: catalog)
     for (n, input) in inputs.enumerated() {
         progress.show(n, input.path)
         let began = Date()
@@ -370,6 +371,12 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                                  subtitle: given.subtitle ?? tags["album"],
                                  artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
                                  properties: rowProperties)
+            if let other = try duplicates?.duplicate(of: signature, id: item.id) {
+                progress.finish()
+                printError("\(input.path): skipped, the same recording as '\(other)' (use --allow-duplicates to add it as '\(item.id)')")
+                progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
+                continue
+            }
             var outcome: AddOutcome?
             var level = input.idLevel
             var replacing = explicitID != nil
@@ -392,6 +399,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                     item.id = next
                 }
             }
+            if outcome == .added || outcome == .replaced { duplicates?.didAdd(signature, as: item) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
         } catch {
@@ -537,7 +545,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "property", value: "KEY=VALUE", help: "custom property (repeatable)", repeatable: true),
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
                           OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
-                          encodingOption, streamOption, languageOption, verboseStreamOption],
+                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption],
                 positional: 0...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",
                 details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],

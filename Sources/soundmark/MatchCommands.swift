@@ -34,8 +34,16 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     } else {
         for (i, m) in matches.enumerated() {
             let who = m.item.byline()
-            print(String(format: "%d. %@ (%@) at %@, skew %+.1f %%, confidence %.2f", i + 1, who, m.item.id,
-                         formatTimestamp(m.matchOffset), m.frequencySkew * 100, m.confidence))
+            var line = String(format: "%d. %@ (%@) at %@, skew %+.1f %%, confidence %.2f", i + 1, who, m.item.id,
+                              formatTimestamp(m.matchOffset), m.frequencySkew * 100, m.confidence)
+            if abs(m.timeScale - (1 + m.frequencySkew)) > 1e-9 {
+                line += String(format: " (%@), time scale %.3f", m.frequencySkew == 0 ? "tempo only" : "pitch only", m.timeScale)
+            }
+            let others = m.ambiguous.filter { $0.id != m.item.id || $0.matchOffset != m.matchOffset }
+            if !others.isEmpty {
+                line += ", indistinguishable from " + others.map { "\($0.id) at \(formatTimestamp($0.matchOffset))" }.joined(separator: ", ")
+            }
+            print(line)
         }
     }
     return matches.isEmpty ? Exit.none : Exit.ok
@@ -48,10 +56,14 @@ let matchCommands: [CommandSpec] = [
     CommandSpec(words: ["identify"], usage: "CLIP", summary: "match a short clip (file, URL or -) against the catalog",
                 details: """
                 Prints the matching references, best first: reference time at the clip's start (matchOffset, s),
-                frequency skew (0.05: the clip plays 5 % faster/higher) and confidence (0…1). JSON:
-                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,
+                frequency skew (0.05: the clip plays 5 % higher), time scale (reference seconds per clip second:
+                1.05 with skew 0.05 is a speed change, with skew 0 a tempo-only change; skew with time scale 1 is
+                a pitch-only change) and confidence (0…1). JSON:
+                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"timeScale":t,
                 "alignedLandmarks":n,"queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}]}: queryStart/queryEnd are
-                the matched stretch of the clip, referenceStart/referenceEnd the same stretch in the reference.
+                the matched stretch of the clip, referenceStart/referenceEnd the same stretch in the reference;
+                matches the clip cannot tell apart (shared material, a repeated passage) carry
+                "ambiguous":[{"id","matchOffset"}…], every member of their group.
                 Exit code 0 with a match, 1 with none, 2 on error.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),

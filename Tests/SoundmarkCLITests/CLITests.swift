@@ -429,6 +429,38 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(forced.stderr.contains("replaced"), forced.stderr)
     }
 
+    func testTheSameRecordingAddedAgainIsSkippedAsADuplicate() throws {
+        // Issue 10, item 5: a catalogued file re-encoded as MP3, or resampled to 48 kHz, became a
+        // second reference, so every clip of it returned two answers.
+        let dir = Self.workDirectory.appendingPathComponent("dups-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let knolls = Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path
+        let db = dir.appendingPathComponent("c.db").path
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, knolls).status, 0)
+        let mp3 = dir.appendingPathComponent("knolls-copy.mp3").path, wav = dir.appendingPathComponent("knolls48k.wav").path
+        let cut = dir.appendingPathComponent("knolls-cut.wav").path
+        try ffmpeg(["-i", knolls, "-b:a", "128k"], output: mp3)
+        try ffmpeg(["-i", knolls, "-ar", "48000"], output: wav)
+        try ffmpeg(["-ss", "5", "-i", knolls], output: cut)
+        let r = try soundmark("catalog", "add", "--catalog", db, mp3, wav, cut)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderrLines.filter { $0.contains("skipped, the same recording as 'wesnoth-knolls'") }.count, 2, r.stderr)
+        XCTAssertTrue(r.stderr.contains("soundmark: \(mp3): skipped, the same recording as 'wesnoth-knolls' (use --allow-duplicates to add it as 'knolls-copy')"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("knolls-cut: added 35.0 s"), r.stderr)
+        let list = try soundmark("catalog", "list", "--catalog", db)
+        XCTAssertEqual(list.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }, ["knolls-cut", "wesnoth-knolls"])
+        // A clip of it has one answer (and the cut, which holds the clip too).
+        let clip = dir.appendingPathComponent("clip.wav").path
+        try ffmpeg(["-ss", "12", "-t", "8", "-i", knolls], output: clip)
+        let found = try json(try soundmark("identify", "--catalog", db, "--format", "json", clip).stdout)
+        let ids = try XCTUnwrap(found["matches"] as? [[String: Any]]).map { ($0["reference"] as? [String: Any])?["id"] as? String }
+        XCTAssertEqual(Set(ids.compactMap { $0 }), ["wesnoth-knolls", "knolls-cut"])
+        // --allow-duplicates keeps it.
+        let kept = try soundmark("catalog", "add", "--catalog", db, "--allow-duplicates", wav)
+        XCTAssertEqual(kept.status, 0, kept.stderr)
+        XCTAssertTrue(kept.stderr.contains("knolls48k: added 40.0 s"), kept.stderr)
+    }
+
     func testAnnotatingFromAnEmptyFileKeepsTheStoredAnnotations() throws {
         let dir = Self.workDirectory.appendingPathComponent("annot-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

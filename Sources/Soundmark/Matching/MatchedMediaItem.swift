@@ -8,9 +8,13 @@ public struct MatchedMediaItem: Equatable, Sendable {
     /// Reference time in seconds at the query's last sample: `matchOffset + timeScale · query duration`.
     public var predictedCurrentMatchOffset: Double
     /// Query frequency / reference frequency − 1 (0.05: the query plays 5 % higher and faster).
-    /// 0 for a tempo-only change.
+    /// 0 for a tempo-only change; for a pitch-only change (a transposition) the pitch factor − 1
+    /// with ``timeScale`` 1.
     public var frequencySkew: Double
-    /// 0…1; see ``Matcher/confidence(aligned:background:)``.
+    /// Reference seconds per query second (1.05: the query plays 5 % faster than the reference,
+    /// whether by a speed change, which also sets ``frequencySkew``, or a tempo-only change).
+    public var timeScale: Double = 1
+    /// 0…1; see ``Matcher/confidence(significance:)``.
     public var confidence: Double
     /// Query landmarks that agree with this alignment.
     public var alignedCount: Int
@@ -26,15 +30,36 @@ public struct MatchedMediaItem: Equatable, Sendable {
     /// Reference time of ``queryEnd``, seconds.
     public var referenceEnd: Double = 0
 
-    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,
-    /// "alignedLandmarks":n,"queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}`.
+    /// The matches this one cannot be told apart from, itself included, as (reference id,
+    /// `matchOffset`) in rank order; empty when it stands alone. Two references that share the
+    /// clip's passage (versions of a song with the same opening), or the copies of a passage a
+    /// reference repeats bit-exactly, match equally strongly: the clip cannot say which one it
+    /// came from (``Matcher/indistinguishable(_:_:framings:)``).
+    public var ambiguous: [(id: String, matchOffset: Double)] = []
+
+    public static func == (a: MatchedMediaItem, b: MatchedMediaItem) -> Bool {
+        a.item == b.item && a.matchOffset == b.matchOffset && a.predictedCurrentMatchOffset == b.predictedCurrentMatchOffset
+            && a.frequencySkew == b.frequencySkew && a.timeScale == b.timeScale && a.confidence == b.confidence && a.alignedCount == b.alignedCount
+            && a.queryStart == b.queryStart && a.queryEnd == b.queryEnd
+            && a.referenceStart == b.referenceStart && a.referenceEnd == b.referenceEnd
+            && a.ambiguous.map(\.id) == b.ambiguous.map(\.id) && a.ambiguous.map(\.matchOffset) == b.ambiguous.map(\.matchOffset)
+    }
+
+    /// `{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"timeScale":t,"alignedLandmarks":n,
+    /// "queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}`,
+    /// plus `"ambiguous":[{"id","matchOffset"}…]` (every member of its ambiguity group, itself
+    /// included) when ``ambiguous`` is not empty.
     public var json: JSONOutput {
-        .object([("reference", item.json), ("matchOffset", .seconds(matchOffset)),
+        var fields: [(String, JSONOutput)] = [("reference", item.json), ("matchOffset", .seconds(matchOffset)),
                  ("predictedCurrentMatchOffset", .seconds(predictedCurrentMatchOffset)),
                  ("frequencySkew", .number(frequencySkew, decimals: 4)), ("confidence", .number(confidence, decimals: 4)),
-                 ("alignedLandmarks", .integer(alignedCount)),
+                 ("timeScale", .number(timeScale, decimals: 4)), ("alignedLandmarks", .integer(alignedCount)),
                  ("queryStart", .seconds(queryStart)), ("queryEnd", .seconds(queryEnd)),
-                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd))])
+                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd))]
+        if !ambiguous.isEmpty {
+            fields.append(("ambiguous", .array(ambiguous.map { .object([("id", .string($0.id)), ("matchOffset", .seconds($0.matchOffset))]) })))
+        }
+        return .object(fields)
     }
 }
 
@@ -48,12 +73,17 @@ extension Matcher {
     /// - Returns: matched items, best first; empty when nothing reaches `options.threshold`.
     public func matchedItems(for signature: Signature, reframed: [Signature] = []) -> [MatchedMediaItem] {
         let hop = index.configuration.hopDuration
-        return match(signature.landmarks, reframed: reframed.map(\.landmarks)).map { m in
+        let matches = match(signature.landmarks, reframed: reframed.map(\.landmarks))
+        return matches.map { m in
             let offset = m.offsetFrames * hop
+            let group = m.ambiguityGroup.map { g in
+                matches.filter { $0.ambiguityGroup == g }.map { (id: index.references[$0.referenceIndex].item.id, matchOffset: $0.offsetFrames * hop) }
+            } ?? []
             var item = MatchedMediaItem(item: index.references[m.referenceIndex].item, matchOffset: offset,
                                         predictedCurrentMatchOffset: offset + m.speed.timeScale * signature.duration,
-                                        frequencySkew: m.speed.frequencySkew, confidence: m.confidence,
-                                        alignedCount: m.alignedCount)
+                                        frequencySkew: m.speed.frequencySkew,
+                                        timeScale: m.speed.timeScale, confidence: m.confidence,
+                                        alignedCount: m.alignedCount, ambiguous: group)
             if let stretch = matchedStretch(of: m, in: signature.landmarks) {
                 item.queryStart = stretch.queryStart * hop
                 item.queryEnd = min(stretch.queryEnd * hop, signature.duration)

@@ -21,8 +21,10 @@ public struct SpeedCandidate: Equatable, Sendable {
     public var frequencySkew: Double { frequencyScale - 1 }
 
     /// Speed changes (pitch and tempo together) from `−limit` to `+limit` in steps of `step`,
-    /// plus, when `tempoOnly` is set, tempo-only changes over the same range.
-    public static func grid(limit: Double = 0.09, step: Double = 0.01, tempoOnly: Bool = false) -> [SpeedCandidate] {
+    /// plus, when `tempoOnly` is set, tempo-only changes (a DJ's key lock, `sox tempo`) and, when
+    /// `pitchOnly` is set, pitch-only changes (`sox pitch`, a transposition by up to about a
+    /// semitone and a half) over the same range.
+    public static func grid(limit: Double = 0.09, step: Double = 0.01, tempoOnly: Bool = false, pitchOnly: Bool = false) -> [SpeedCandidate] {
         let n = Int((limit / step).rounded())
         var result = (-n...n).map { i -> SpeedCandidate in
             let s = 1 + Double(i) * step
@@ -30,6 +32,9 @@ public struct SpeedCandidate: Equatable, Sendable {
         }
         if tempoOnly {
             result += (-n...n).filter { $0 != 0 }.map { SpeedCandidate(timeScale: 1 + Double($0) * step, frequencyScale: 1) }
+        }
+        if pitchOnly {
+            result += (-n...n).filter { $0 != 0 }.map { SpeedCandidate(timeScale: 1, frequencyScale: 1 + Double($0) * step) }
         }
         return result
     }
@@ -47,17 +52,28 @@ public struct MatchCandidate: Equatable, Sendable {
     public var alignedCount: Int
     /// Number of query landmarks.
     public var queryCount: Int
-    /// Calibrated score in 0…1 (see ``Matcher/confidence(aligned:background:)``).
+    /// Calibrated score in 0…1: the smaller of ``Matcher/confidence(aligned:background:)`` (against
+    /// ``Matcher/chanceFloor(seconds:)``) and ``Matcher/confidence(significance:)`` (the line check).
     public var confidence: Double
+    /// How unlikely the alignment is by chance, in decades (see
+    /// ``Matcher/significance(occupied:slots:chancePerSlot:trials:)``); 0 until scored.
+    public var significance: Double = 0
     /// Aligned landmarks summed over every framing the query was analysed with (equal to
     /// `alignedCount` with one framing); matches are ranked by it (see ``Matcher/match(_:reframed:)``).
     public var framingTotal: Int = 0
+    /// Number (0, 1, …, in rank order of their best member) of the group of matches this one cannot
+    /// be told apart from, or `nil` when it stands alone (see ``Matcher/indistinguishable(_:_:framings:)``).
+    public var ambiguityGroup: Int?
 }
 
 /// Options of the matcher.
 public struct MatchOptions: Sendable {
     /// Speed candidates searched. Default: ±9 % in 1 % steps, pitch and tempo together, plus
-    /// tempo-only changes over the same range.
+    /// tempo-only changes over the same range. Pitch-only changes (`grid(tempoOnly: true,
+    /// pitchOnly: true)`) are not searched by default: at time scale 1 a transposed candidate
+    /// lines up sustained tones of other, stationary music along the whole clip, and the line check
+    /// does not reject that yet (`scripts/fp-sweep.sh`: 30 s Hedgewars clips reached 1.0 against
+    /// Warzone 2100 tracks at "pitch only").
     public var candidates: [SpeedCandidate] = SpeedCandidate.grid(tempoOnly: true)
     /// Matches whose confidence is below this are not returned. Default 0.5.
     public var threshold: Double = 0.5
@@ -74,7 +90,10 @@ public struct MatchOptions: Sendable {
 /// For each candidate the query's landmarks are rescaled and hashed (``LandmarkHasher``); every
 /// posting of a hash votes for (reference, reference frame − timeScale · query frame). A true
 /// match piles its votes into one offset (±1 frame); chance collisions spread out. The best
-/// candidate is refined on a 0.1 % grid around it.
+/// candidate is refined on a 0.1 % grid around it. Each match is scored from the query and its
+/// reference alone (``confidence(aligned:background:)`` against ``chanceFloor(seconds:)``, and the
+/// line check ``significance(occupied:slots:chancePerSlot:trials:)``), so its confidence does not
+/// depend on the catalog's size.
 public final class Matcher {
     /// The catalog snapshot searched.
     public let index: CatalogIndex
@@ -92,15 +111,67 @@ public final class Matcher {
     /// Maps an aligned-landmark count to a confidence in 0…1, given the chance level of the
     /// same query.
     ///
-    /// `background` is what a reference that is *not* in the query reaches by chance: the
-    /// 6th-best reference's count (at least 6). It grows with the query's length and with how
-    /// stationary its spectrum is, so comparing against it keeps the threshold meaningful for
-    /// any query. Measured on the benchmark's 60 non-catalog clips (music, speech, pink noise,
-    /// silence, a tone) against its 128-reference catalog, the best reference exceeded the
-    /// background by at most 9; true matches exceed it by 10 to over 1000. The logistic curve
-    /// puts 0.5 at an excess of 11 (a non-catalog clip at 9 scores 0.21) and 0.95 at 15.5.
+    /// `background` is what a reference that is *not* in the query reaches by chance
+    /// (``match(_:reframed:)`` uses ``chanceFloor(seconds:)``). Measured on the benchmark's 60
+    /// non-catalog clips (music, speech, pink noise, silence, a tone) against its 128-reference
+    /// catalog, the best reference exceeded the 6th-best by at most 9; true matches exceed it by
+    /// 10 to over 1000. The logistic curve puts 0.5 at an excess of 11 (a non-catalog clip at 9
+    /// scores 0.21) and 0.95 at 15.5.
     public static func confidence(aligned: Int, background: Int) -> Double {
         1 / (1 + exp(-(Double(aligned - background) - 11) / 1.5))
+    }
+
+    /// Length of one slot of the line check, in frames: 16 (256 ms). See ``significance(occupied:slots:chancePerSlot:trials:)``.
+    public static let slotFrames = 16
+
+    /// How unlikely an alignment is by chance, as `−log10` of the expected number of chance
+    /// alignments at least as good among `trials` tried.
+    ///
+    /// The aligned landmarks of a true match lie on a line through the whole clip; chance
+    /// collisions, and passages of *other* music that share a chord or a rhythm for a moment,
+    /// pile up in a few places. So the statistic is the number of `slots` (stretches of
+    /// ``slotFrames`` query frames that overlap the reference at the alignment) holding at least one
+    /// aligned landmark, `occupied`. By chance a slot is occupied with probability
+    /// `p = 1 − exp(−chancePerSlot)`, where `chancePerSlot` is the expected number of chance
+    /// votes one slot puts into one offset window (±1 frame): the reference's votes at that speed
+    /// × 3 / the span of possible offsets / the query's slots. The tail `P(Binomial(slots, p) ≥
+    /// occupied)` times `trials` (offset windows × speed candidates tried for that reference) is the
+    /// expected number of chance lines this good. Nothing here depends on the other references,
+    /// so a match scores the same in a catalog of one reference or of ten thousand.
+    /// - Returns: `−log10(trials · tail)`; large is significant, 0 is what chance reaches once.
+    public static func significance(occupied: Int, slots: Int, chancePerSlot: Double, trials: Double) -> Double {
+        guard occupied > 0, slots > 0 else { return -log10(max(trials, 1)) }
+        let k = min(occupied, slots)
+        let p = min(max(1 - exp(-chancePerSlot), 1e-9), 1 - 1e-9)
+        // log10 of the binomial tail, summed in log space.
+        func term(_ i: Int) -> Double {
+            (lgamma(Double(slots + 1)) - lgamma(Double(i + 1)) - lgamma(Double(slots - i + 1))
+                + Double(i) * log(p) + Double(slots - i) * log(1 - p)) / log(10)
+        }
+        let terms = (k...slots).map(term)
+        let top = terms.max()!
+        let tail = top + log10(terms.reduce(0) { $0 + pow(10, $1 - top) })
+        return -(min(tail, 0) + log10(max(trials, 1)))
+    }
+
+    /// Maps a ``significance(occupied:slots:chancePerSlot:trials:)`` to a confidence in 0…1: a
+    /// logistic curve with 0.5 at 1.5 decades and 0.95 at 3. The line check: a match's confidence
+    /// is the smaller of this and ``confidence(aligned:background:)``. Passages of other music
+    /// that share a few chords with a reference (a cluster of aligned landmarks in part of the
+    /// clip) score below 1 (an 8 s clip of Wesnoth's *wanderer* against an excerpt of *knolls*:
+    /// 0.6–0.8); the benchmark's true matches at −5 dB SNR score 4 to 44, one at 0.7.
+    public static func confidence(significance: Double) -> Double {
+        1 / (1 + exp(-(significance - 1.5) / (1.5 / log(19))))
+    }
+
+    /// The chance level ``match(_:reframed:)`` assumes for a query of `seconds`, whatever the
+    /// catalog holds: `7 + 0.27 · seconds` aligned landmarks (8 for 5 s, 10 for 10 s, 15 for 30 s).
+    /// This is about what the best of the references a clip of other music is *not* in reaches
+    /// by chance (measured as the 6th-best reference of the benchmark's 128-reference catalog,
+    /// the former chance level, which a catalog of one or ten references does not have), so
+    /// a match scores the same in a catalog of any size.
+    public static func chanceFloor(seconds: Double) -> Int {
+        7 + Int((0.27 * seconds).rounded())
     }
 
     /// Bits of a vote key: reference index (18), offset + 2^24 (25), hash (21).
@@ -227,10 +298,14 @@ public final class Matcher {
                 best[ref] = (ci, b.offset, b.count)
             }
         }
-        let ranked = best.values.map(\.count).sorted(by: >)
-        let background = max(6, ranked.count > 5 ? ranked[5] : 0)
+        // The references worth refining: the strongest vote peaks (chance alone rarely puts more
+        // than a few landmarks in one offset window, so 16 is plenty).
+        let queryFrames = Int(landmarks.map(\.anchorFrame).max() ?? 0) + 1
+        let background = Matcher.chanceFloor(seconds: Double(queryFrames) * index.configuration.hopDuration)
+        let shortlist = best.filter { $0.value.count >= Matcher.minimumAligned }
+            .sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.prefix(Matcher.shortlist)
         var results: [MatchCandidate] = []
-        for (ref, b) in best where Matcher.confidence(aligned: b.count, background: background) >= options.threshold * 0.2 {
+        for (ref, b) in shortlist {
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
             // This reference's votes at the refined speed, once per framing: the repeat search
             // and every copy's recount read them.
@@ -242,11 +317,17 @@ public final class Matcher {
                   let again = repeatOffset(framingRuns[0], besides: offsets.map(\.offset), atLeast: max(refined.count * 4 / 10, 1)) {
                 offsets.append(again)
             }
+            // A reference that the query lines up with almost anywhere (stationary music: a drone,
+            // a sustained chord) has a chance level of its own: its best alignment beyond the copies.
+            let ownBackground = max(background, chanceLine(framingRuns[0], besides: offsets.map(\.offset)))
+            let chance = chanceModel(reference: ref, speed: refined.speed, queryFrames: queryFrames, runs: framingRuns[0])
             for o in offsets {
                 var m = recount(MatchCandidate(referenceIndex: ref, offsetFrames: Double(o.offset), speed: refined.speed,
                                                alignedCount: o.count, queryCount: query.count, confidence: 0),
                                 framingRuns: framingRuns)
-                m.confidence = Matcher.confidence(aligned: m.alignedCount, background: background)
+                m.significance = lineSignificance(m, framings: framings, queryFrames: queryFrames, chance: chance)
+                m.confidence = min(Matcher.confidence(aligned: m.alignedCount, background: ownBackground),
+                                   Matcher.confidence(significance: m.significance))
                 if m.confidence >= options.threshold { results.append(m) }
             }
         }
@@ -257,7 +338,27 @@ public final class Matcher {
             }
             return $0.offsetFrames < $1.offsetFrames
         }
+        var group = 0
+        for i in results.indices where results[i].ambiguityGroup == nil {
+            let members = results.indices.filter { $0 > i && results[$0].ambiguityGroup == nil
+                && Matcher.indistinguishable(results[i].framingTotal, results[$0].framingTotal, framings: framings.count) }
+            guard !members.isEmpty else { continue }
+            for j in [i] + members { results[j].ambiguityGroup = group }
+            group += 1
+        }
         return results
+    }
+
+    /// Whether two matches of one query are equally strong: their aligned counts summed over
+    /// `framings` framings (``MatchCandidate/framingTotal``) differ by at most twice the standard
+    /// deviation of a difference of two chance counts, `2·√(framings·(a + b))` (the framings
+    /// count nearly the same landmarks, so their sum varies `framings` times as much as one
+    /// count). Two references that share the clip's passage (versions of a song with the same
+    /// opening) and the bit-identical copies of a passage a reference repeats land here (copies
+    /// that fall differently on the reference's frame grid differ by up to 7 %): the clip cannot
+    /// tell which one it came from, and ``match(_:reframed:)`` marks them as one ambiguity group.
+    public static func indistinguishable(_ a: Int, _ b: Int, framings: Int = 1) -> Bool {
+        Double(abs(a - b)) <= 2 * (Double(max(framings, 1)) * Double(a + b)).squareRoot()
     }
 
     /// `candidate` (offset in framing 0's frames) re-counted with every framing (see
@@ -287,6 +388,89 @@ public final class Matcher {
         }
         if best.framingTotal > 0 { best.offsetFrames = weightedOffset / Double(best.framingTotal) }
         if best.alignedCount == 0 { best.alignedCount = candidate.alignedCount }
+        return best
+    }
+
+    /// The chance level of one reference for this query: the best aligned count (±1 frame) among
+    /// its vote peaks at least one second apart and one second away from every offset in `taken`
+    /// (the match and its repeats). Where the query has one true alignment this is what chance
+    /// reaches; where it lines up with the reference almost anywhere (a drone, a sustained chord
+    /// of other music) it is nearly the match's own count, so the match is not believed.
+    private func chanceLine(_ runs: [(key: UInt64, count: Int32)], besides taken: [Int]) -> Int {
+        let apart = Int((1 / index.configuration.hopDuration).rounded())
+        var best = 0
+        for i in runs.indices {
+            let off = decode(runs[i].key).offset
+            guard taken.allSatisfy({ abs(off - $0) > apart }) else { continue }
+            best = max(best, alignedTotal(runs, i))
+        }
+        return best
+    }
+
+    /// Fewest aligned landmarks (±1 frame, one framing) a reference needs to be considered: 6.
+    static let minimumAligned = 6
+    /// Most references refined and scored per query (the strongest vote peaks): 16.
+    static let shortlist = 16
+
+    /// The chance model of one reference at one speed (see ``significance(occupied:slots:chancePerSlot:trials:)``):
+    /// expected chance votes per slot and offset window, and the number of offset windows × speed
+    /// candidates (and framings) searched for this reference.
+    private func chanceModel(reference: Int, speed: SpeedCandidate, queryFrames: Int, runs: [(key: UInt64, count: Int32)])
+        -> (perSlot: Double, trials: Double) {
+        let votes = Double(runs.reduce(0) { $0 + Int($1.count) })
+        let referenceFrames = index.references[reference].duration / index.configuration.hopDuration
+        let span = referenceFrames + Double(queryFrames) * speed.timeScale
+        let slots = Double((queryFrames + Matcher.slotFrames - 1) / Matcher.slotFrames)
+        let perSlot = votes * 3 / max(span, 1) / max(slots, 1)
+        // Coarse candidates, the 20 fine steps of the refinement, and the framings.
+        let trials = max(span, 1) / 3 * Double(options.candidates.count + 20) * Double(Matcher.framings)
+        return (perSlot, trials)
+    }
+
+    /// Query frames (of framing `f`'s landmarks) of the landmarks that vote within ±1 frame of `offset`
+    /// for `reference` at speed `c`.
+    private func alignedFrames(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, offset: Int) -> [Int] {
+        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
+        var frames: [Int] = []
+        index.postings.start.withUnsafeBufferPointer { start in
+            index.postings.entries.withUnsafeBufferPointer { entries in
+                for l in landmarks {
+                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    if hi - lo > options.maxBucket { continue }
+                    let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+                    for e in PostingIndex.run(of: reference, in: entries, lo, hi)
+                    where abs(Int(entries[e] & 0xFFFF_FFFF) - q - offset) <= 1 {
+                        frames.append(Int(l.anchorFrame))
+                        break
+                    }
+                }
+            }
+        }
+        return frames
+    }
+
+    /// The line check of a match: on every framing, the slots of the query (``slotFrames`` long,
+    /// counted where the alignment overlaps the reference) holding an aligned landmark, scored
+    /// with ``significance(occupied:slots:chancePerSlot:trials:)``; the best framing's score.
+    private func lineSignificance(_ m: MatchCandidate, framings: [[LandmarkHasher.Prepared]], queryFrames: Int,
+                                  chance: (perSlot: Double, trials: Double)) -> Double {
+        let referenceFrames = index.references[m.referenceIndex].duration / index.configuration.hopDuration
+        let slotCount = (queryFrames + Matcher.slotFrames - 1) / Matcher.slotFrames
+        // Slots whose middle falls inside the reference at this alignment.
+        let inside = (0..<slotCount).filter { slot in
+            let r = m.offsetFrames + m.speed.timeScale * (Double(slot) + 0.5) * Double(Matcher.slotFrames)
+            return r >= 0 && r <= referenceFrames
+        }.count
+        let n = Double(framings.count)
+        var best = -Double.infinity
+        for (f, landmarks) in framings.enumerated() {
+            let expected = Int((m.offsetFrames + Double(f) / n * m.speed.timeScale).rounded())
+            let occupied = Set(alignedFrames(landmarks, m.speed, reference: m.referenceIndex, offset: expected)
+                .map { $0 / Matcher.slotFrames }).count
+            best = max(best, Matcher.significance(occupied: occupied, slots: max(inside, occupied), chancePerSlot: chance.perSlot,
+                                                  trials: chance.trials))
+        }
         return best
     }
 
@@ -344,17 +528,53 @@ public final class Matcher {
                 candidate.offsetFrames + c.timeScale * Double(last))
     }
 
-    /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate.
+    /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate,
+    /// keeping its kind (a tempo-only candidate varies the tempo, a pitch-only one the pitch). Of the steps within 1 landmark (or 1 %) of the best count, the one nearest the coarse
+    /// candidate wins: a count that a 0.1 % skew raises by chance (a repeated passage, where the
+    /// copies' votes are equal) does not move an unchanged speed off the grid point.
     private func refine(_ landmarks: [LandmarkHasher.Prepared], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
         -> (speed: SpeedCandidate, offset: Int, count: Int) {
-        var best = (speed: c, offset: offset, count: count)
+        var tried = [(step: 0, speed: c, offset: offset, count: count)]
         let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
+        let pitchOnly = c.timeScale == 1 && c.frequencyScale != 1
         for i in -10...10 where i != 0 {
             let d = Double(i) * 0.001
-            let s = SpeedCandidate(timeScale: c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
-            if let b = bestPerReference(votes(landmarks, s, only: reference))[reference], b.count > best.count {
-                best = (s, b.offset, b.count)
+            let s = SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
+            if let b = bestPerReference(votes(landmarks, s, only: reference))[reference] {
+                tried.append((i, s, b.offset, b.count))
             }
+        }
+        let top = tried.map(\.count).max() ?? count
+        let slack = max(1, top / 100)
+        let chosen = tried.filter { $0.count >= top - slack }.min { (abs($0.step), $0.step) < (abs($1.step), $1.step) }!
+        return (chosen.speed, chosen.offset, chosen.count)
+    }
+}
+
+extension Matcher {
+    /// The share of `signature`'s line slots (``Matcher/slotFrames`` frames each) that must hold a
+    /// landmark aligned with an existing reference for the two to count as one recording: 0.8.
+    public static let duplicateCoverage = 0.8
+
+    /// The reference that holds the same recording as `signature` (a re-encoding, a resampled or
+    /// re-wrapped copy), if any: the same length (within 1 s or 1 %, whichever is more), aligned
+    /// from start to end at skew 0 and offset 0 (±2 frames), with aligned landmarks in at least
+    /// ``duplicateCoverage`` of its slots. A different edit of the same music (cut, extended,
+    /// sped up) is not a duplicate.
+    /// - Parameter signature: a reference signature (as ``Catalog/addReferenceSignature(_:representing:annotations:source:replacingOtherAudio:)`` stores it).
+    /// - Returns: the reference's index in ``CatalogIndex/references`` and the covered share of slots, or `nil`.
+    public func sameRecording(as signature: Signature) -> (referenceIndex: Int, coverage: Double)? {
+        let landmarks = signature.landmarks.compactMap { hasher.prepare($0) }
+        guard !landmarks.isEmpty else { return nil }
+        let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
+        let slotCount = max(1, (Int(landmarks.map(\.anchorFrame).max() ?? 0) + Matcher.slotFrames) / Matcher.slotFrames)
+        var best: (referenceIndex: Int, coverage: Double)?
+        for (ref, b) in bestPerReference(votes(landmarks, unit)) where abs(b.offset) <= 2 {
+            let other = index.references[ref].duration
+            guard abs(other - signature.duration) <= max(1, 0.01 * signature.duration) else { continue }
+            let occupied = Set(alignedFrames(landmarks, unit, reference: ref, offset: b.offset).map { $0 / Matcher.slotFrames }).count
+            let coverage = Double(occupied) / Double(slotCount)
+            if coverage >= Matcher.duplicateCoverage, coverage > (best?.coverage ?? 0) { best = (ref, coverage) }
         }
         return best
     }

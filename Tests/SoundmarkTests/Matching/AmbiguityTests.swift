@@ -1,0 +1,67 @@
+import Foundation
+import XCTest
+import Soundmark
+
+/// Issue 10, item 4: references that share material, and passages a reference repeats.
+final class AmbiguityTests: XCTestCase {
+    private static let rate = 8000
+
+    private func seconds(_ id: String, _ from: Int, _ to: Int) throws -> [Float] {
+        Array(try TestSupport.referenceSamples(id)[(from * Self.rate)..<(to * Self.rate)])
+    }
+
+    /// Matches of `clip` analysed on the four frame grids, as `identify` does.
+    private func identify(_ clip: [Float], _ index: CatalogIndex) -> [MatchedMediaItem] {
+        let reframed = (1..<Matcher.framings).map {
+            TestSupport.signature(of: Array(clip.dropFirst($0 * 128 / Matcher.framings)), role: .query)
+        }
+        return Matcher(index: index).matchedItems(for: TestSupport.signature(of: clip, role: .query), reframed: reframed)
+    }
+
+    func testVersionsSharingTheirOpeningAreOneAmbiguityGroup() throws {
+        // Two versions: the same first 20 s (knolls 0–20 s), then battle or forest.
+        let opening = try seconds("wesnoth-knolls", 0, 20)
+        let a = TestSupport.signature(of: opening + (try seconds("wesnoth-battle", 0, 20)), role: .reference)
+        let b = TestSupport.signature(of: opening + (try seconds("supertux-forest", 0, 20)), role: .reference)
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "version-a"), a), (MediaItem(id: "version-b"), b)])
+        let shared = identify(try seconds("wesnoth-knolls", 5, 13), index)
+        XCTAssertEqual(Set(shared.map(\.item.id)), ["version-a", "version-b"])
+        for m in shared {
+            XCTAssertEqual(m.matchOffset, 5, accuracy: 0.005, m.item.id)
+            XCTAssertEqual(m.frequencySkew, 0, m.item.id)
+            XCTAssertEqual(m.ambiguous.map(\.id), shared.map(\.item.id), m.item.id)
+        }
+        let json = shared[0].json.text
+        XCTAssertTrue(json.contains("\"ambiguous\":[{\"id\":\"\(shared[0].item.id)\",\"matchOffset\":"), json)
+        XCTAssertTrue(json.contains("{\"id\":\"\(shared[1].item.id)\",\"matchOffset\":"), json)
+        // Past the shared opening only version A matches, and nothing is ambiguous.
+        let own = identify(try seconds("wesnoth-battle", 5, 13), index)
+        XCTAssertEqual(own.map(\.item.id), ["version-a"])
+        XCTAssertEqual(own[0].matchOffset, 25, accuracy: 0.005)
+        XCTAssertEqual(own[0].ambiguous.count, 0)
+        XCTAssertFalse(own[0].json.text.contains("ambiguous"))
+    }
+
+    func testBitExactRepeatsAreIndistinguishableAtExactOffsetsAndSkewZero() throws {
+        // knolls 0–15 s played three times, with battle between (copies at 0, 25 and 50 s;
+        // 25 s is half a hop off the first copy's frame grid). Before: offsets 8–20 ms off and
+        // skew ±0.1–0.2 %.
+        let a = try seconds("wesnoth-knolls", 0, 15)
+        let looped = TestSupport.signature(of: a + (try seconds("wesnoth-battle", 0, 10)) + a + (try seconds("wesnoth-battle", 10, 20)) + a,
+                                           role: .reference)
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "looped"), looped)])
+        for start in [4, 7] {
+            let found = identify(try seconds("wesnoth-knolls", start, start + 8), index)
+            XCTAssertEqual(found.map(\.item.id), ["looped", "looped", "looped"])
+            let offsets = found.map(\.matchOffset).sorted()
+            for (offset, copy) in zip(offsets, [0.0, 25, 50]) {
+                XCTAssertEqual(offset, copy + Double(start), accuracy: 0.004, "\(offsets)")
+            }
+            for m in found {
+                XCTAssertEqual(m.frequencySkew, 0, "\(found.map(\.frequencySkew))")
+                XCTAssertEqual(m.ambiguous.count, 3, "\(found.map(\.alignedCount))")
+                XCTAssertEqual(m.ambiguous.map(\.matchOffset), found.map(\.matchOffset))
+            }
+        }
+    }
+}

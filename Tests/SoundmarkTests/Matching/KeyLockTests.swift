@@ -1,0 +1,51 @@
+import Foundation
+import XCTest
+import Soundmark
+
+/// Issue 10, item 3: speed (pitch and tempo together), tempo only (a DJ's key lock) and pitch
+/// only (a transposition) are each recognised and reported apart.
+final class KeyLockTests: XCTestCase {
+    /// 10 s of wesnoth-battle from 10 s, through `sox … trim 10 10 EFFECT`, matched as `identify` does.
+    private func identify(_ effect: [String], options: MatchOptions = MatchOptions()) throws -> MatchedMediaItem {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sox") else { throw XCTSkip("no sox") }
+        let dir = try TestSupport.temporaryDirectory(self)
+        let out = dir.appendingPathComponent("clip.wav").path
+        let r = try TestSupport.run("/usr/bin/sox", [TestSupport.referencePath("wesnoth-battle"), "-r", "8000", "-c", "1", out,
+                                                     "trim", "10", "10"] + effect)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let (signatures, _) = try SignatureGenerator.signatures(ofMedia: out, role: .query, framings: Matcher.framings) { _ in }
+        let items = try TestSupport.referenceIDs.map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) }
+        let matcher = Matcher(index: CatalogIndex(configuration: Configuration(), items: items), options: options)
+        let first = try XCTUnwrap(matcher.matchedItems(for: signatures[0], reframed: Array(signatures.dropFirst())).first, "\(effect)")
+        XCTAssertEqual(first.item.id, "wesnoth-battle")
+        return first
+    }
+
+    func testPitchOnlyShiftIsReportedAsSkewWithTimeScaleOne() throws {
+        // +100 cents without tempo change: before, the offset was 535 ms wrong and the skew +5.8 %.
+        // Pitch-only candidates are searched on request (not by default, see MatchOptions.candidates).
+        var options = MatchOptions()
+        options.candidates = SpeedCandidate.grid(tempoOnly: true, pitchOnly: true)
+        let m = try identify(["pitch", "100"], options: options)
+        XCTAssertEqual(m.frequencySkew, pow(2, 1.0 / 12) - 1, accuracy: 0.002)
+        XCTAssertEqual(m.timeScale, 1)
+        XCTAssertEqual(m.matchOffset, 10, accuracy: 0.02)
+        XCTAssertTrue(m.json.text.contains("\"timeScale\":1"), m.json.text)
+    }
+
+    func testKeyLockTempoChangeIsReportedAsTimeScaleWithSkewZero() throws {
+        // +5 % tempo, same pitch: before, the right offset but no tempo factor.
+        let m = try identify(["tempo", "1.05"])
+        XCTAssertEqual(m.frequencySkew, 0)
+        XCTAssertEqual(m.timeScale, 1.05, accuracy: 0.002)
+        XCTAssertEqual(m.matchOffset, 10, accuracy: 0.03)
+        XCTAssertEqual(m.predictedCurrentMatchOffset, 10 + 10.0 / 1.05 * m.timeScale, accuracy: 0.05)
+    }
+
+    func testSpeedChangeMovesPitchAndTempoTogether() throws {
+        let m = try identify(["speed", "1.05"])
+        XCTAssertEqual(m.frequencySkew, 0.05, accuracy: 0.002)
+        XCTAssertEqual(m.timeScale, 1 + m.frequencySkew, accuracy: 1e-12)
+        XCTAssertEqual(m.matchOffset, 10, accuracy: 0.03)
+    }
+}
