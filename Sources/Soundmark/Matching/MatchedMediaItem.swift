@@ -37,6 +37,7 @@ public struct MatchedMediaItem: Equatable, Sendable {
     /// came from (``Matcher/indistinguishable(_:_:framings:)``).
     public var ambiguous: [(id: String, matchOffset: Double)] = []
 
+    /// Field-by-field equality (ambiguity groups compared by id and offset).
     public static func == (a: MatchedMediaItem, b: MatchedMediaItem) -> Bool {
         a.item == b.item && a.matchOffset == b.matchOffset && a.predictedCurrentMatchOffset == b.predictedCurrentMatchOffset
             && a.frequencySkew == b.frequencySkew && a.timeScale == b.timeScale && a.confidence == b.confidence && a.alignedCount == b.alignedCount

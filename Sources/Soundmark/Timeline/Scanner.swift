@@ -28,6 +28,7 @@ public struct Segment: Equatable, Sendable {
     /// when the audio tells them apart everywhere.
     public var alternatives: [(item: MediaItem, start: Double, end: Double)] = []
 
+    /// Field-by-field equality (alternatives compared by reference, start and end).
     public static func == (a: Segment, b: Segment) -> Bool {
         a.referenceIndex == b.referenceIndex && a.item == b.item && a.start == b.start && a.end == b.end
             && a.referenceStart == b.referenceStart && a.referenceEnd == b.referenceEnd
