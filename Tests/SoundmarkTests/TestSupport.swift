@@ -62,6 +62,38 @@ enum TestSupport {
         return dir
     }
 
+    /// Runs `body` with standard input (descriptor 0) reading the bytes of file `path` through a
+    /// pipe that a writer thread fills, then restores standard input.
+    /// - Throws: when the file cannot be read or the pipe cannot be made; whatever `body` throws.
+    static func withStandardInput<T>(from path: String, _ body: () throws -> T) throws -> T {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var fds: [Int32] = [0, 0]
+        let savedStdin = dup(0)
+        guard pipe(&fds) == 0, savedStdin >= 0 else {
+            throw NSError(domain: "pipe", code: Int(errno), userInfo: [NSLocalizedDescriptionKey: "cannot make a pipe"])
+        }
+        dup2(fds[0], 0)
+        close(fds[0])
+        let writeEnd = fds[1]
+        let writer = Thread {
+            data.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        defer {
+            dup2(savedStdin, 0)
+            close(savedStdin)
+        }
+        return try body()
+    }
+
     static let ffmpegPath = "/usr/bin/ffmpeg"
 
     /// Runs `ffmpeg -y ARGS OUTPUT`; throws with ffmpeg's message when it fails.

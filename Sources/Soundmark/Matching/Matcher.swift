@@ -430,24 +430,32 @@ public final class Matcher {
     /// Query frames (of framing `f`'s landmarks) of the landmarks that vote within ±1 frame of `offset`
     /// for `reference` at speed `c`.
     private func alignedFrames(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, offset: Int) -> [Int] {
+        agreeing(landmarks, c, reference: reference, skippingCommonHashes: true) { frame, l in
+            abs(frame - Int((Double(l.anchorFrame) * c.timeScale).rounded()) - offset) <= 1
+        }.map { Int($0.anchorFrame) }
+    }
+
+    /// The landmarks of `landmarks` whose hash at speed `c` has a posting of `reference` at a
+    /// reference frame for which `agrees(frame, landmark)` holds (each landmark once, in order).
+    /// With `skippingCommonHashes`, buckets longer than ``MatchOptions/maxBucket`` are skipped,
+    /// as voting skips them.
+    private func agreeing(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, skippingCommonHashes: Bool,
+                          _ agrees: (Int, LandmarkHasher.Prepared) -> Bool) -> [LandmarkHasher.Prepared] {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-        var frames: [Int] = []
+        var found: [LandmarkHasher.Prepared] = []
         index.postings.start.withUnsafeBufferPointer { start in
             index.postings.entries.withUnsafeBufferPointer { entries in
                 for l in landmarks {
                     guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
                     let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if hi - lo > options.maxBucket { continue }
-                    let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
-                    for e in PostingIndex.run(of: reference, in: entries, lo, hi)
-                    where abs(Int(entries[e] & 0xFFFF_FFFF) - q - offset) <= 1 {
-                        frames.append(Int(l.anchorFrame))
-                        break
+                    if skippingCommonHashes && hi - lo > options.maxBucket { continue }
+                    if PostingIndex.run(of: reference, in: entries, lo, hi).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) }) {
+                        found.append(l)
                     }
                 }
             }
         }
-        return frames
+        return found
     }
 
     /// The line check of a match: on every framing, the slots of the query (``slotFrames`` long,
@@ -506,23 +514,12 @@ public final class Matcher {
     public func matchedStretch(of candidate: MatchCandidate, in query: [Landmark])
         -> (queryStart: Double, queryEnd: Double, referenceStart: Double, referenceEnd: Double)? {
         let c = candidate.speed
-        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-        var first = Int32.max, last = Int32.min
-        index.postings.start.withUnsafeBufferPointer { start in
-            index.postings.entries.withUnsafeBufferPointer { entries in
-                for landmark in query {
-                    guard let l = hasher.prepare(landmark), let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    let expected = candidate.offsetFrames + c.timeScale * Double(l.anchorFrame)
-                    for e in PostingIndex.run(of: candidate.referenceIndex, in: entries, lo, hi)
-                    where abs(Double(entries[e] & 0xFFFF_FFFF) - expected) <= 1.5 {
-                        first = min(first, l.anchorFrame)
-                        last = max(last, l.anchorFrame + Int32(l.deltaFrames))
-                        break
-                    }
-                }
-            }
+        let matched = agreeing(query.compactMap { hasher.prepare($0) }, c, reference: candidate.referenceIndex,
+                               skippingCommonHashes: false) { frame, l in
+            abs(Double(frame) - (candidate.offsetFrames + c.timeScale * Double(l.anchorFrame))) <= 1.5
         }
+        let first = matched.map(\.anchorFrame).min() ?? Int32.max
+        let last = matched.map { $0.anchorFrame + Int32($0.deltaFrames) }.max() ?? Int32.min
         guard first <= last else { return nil }
         return (Double(first), Double(last), candidate.offsetFrames + c.timeScale * Double(first),
                 candidate.offsetFrames + c.timeScale * Double(last))

@@ -139,9 +139,7 @@ public final class Scanner {
     private var latestLandmarkBin = 0
     /// ``referenceFrames(_:)`` of the references that had segments.
     private var referenceFrameCache: [Int: [UInt32]] = [:]
-    /// The recording's length in frames (rounded up) and seconds, once
-    /// ``finish(recordingDuration:)`` knows it.
-    private var recordingEndFrame: Int?
+    /// The recording's length in seconds, once ``finish(recordingDuration:)`` knows it.
     private var recordingEnd: Double?
     private let logShifts: [Double]
     private var nextBlockEnd: Int
@@ -217,9 +215,7 @@ public final class Scanner {
     ///   never reach past it. Default: the end of the last landmark or clock advance seen.
     public func finish(recordingDuration: Double? = nil) -> [Segment] {
         if let d = recordingDuration, d.isFinite, d >= 0 {
-            let r = Int((d / hop).rounded(.up))
-            clockFrame = max(clockFrame, r)
-            recordingEndFrame = r
+            clockFrame = max(clockFrame, Int((d / hop).rounded(.up)))
             recordingEnd = d
         }
         closeBlock()
@@ -625,7 +621,7 @@ public final class Scanner {
     private func silentStretch(from edge: Int, step: Int, ref: Int, map: (Int) -> Double) -> Int {
         let frames = referenceFrames(ref)
         let limit = Int(30 / hop)
-        let known = recordingEndFrame ?? clockFrame
+        let known = recordingEnd.map { Int(($0 / hop).rounded(.up)) } ?? clockFrame
         var reached = edge
         while abs(reached - edge) < limit {
             let next = step > 0 ? min(reached + step, known) : max(reached + step, 0)

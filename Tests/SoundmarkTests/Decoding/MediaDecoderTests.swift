@@ -338,31 +338,7 @@ final class MediaDecoderTests: XCTestCase {
 
     func testStandardInputPipe() throws {
         let path = try generate("pipe.mp3", sine(1000) + ["-c:a", "libmp3lame"])
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        let savedStdin = dup(0)
-        XCTAssertGreaterThanOrEqual(savedStdin, 0)
-        dup2(fds[0], 0)
-        close(fds[0])
-        let writeEnd = fds[1]
-        let writer = Thread {
-            data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
-                    if n <= 0 { break }
-                    offset += n
-                }
-            }
-            close(writeEnd)
-        }
-        writer.start()
-        defer {
-            dup2(savedStdin, 0)
-            close(savedStdin)
-        }
-        let samples = try MediaDecoder.decodeAll(source: "-", sampleRate: Self.rate)
+        let samples = try TestSupport.withStandardInput(from: path) { try MediaDecoder.decodeAll(source: "-", sampleRate: Self.rate) }
         // The LAME gapless header is read from the pipe too: exactly 3 s.
         assertTone(samples, frequency: 1000, seconds: 3, tolerance: 0.1)
         XCTAssertEqual(samples.count, 3 * Self.rate)

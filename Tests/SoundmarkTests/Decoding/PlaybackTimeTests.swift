@@ -219,30 +219,7 @@ final class PlaybackTimeTests: XCTestCase {
 
     /// Decodes `path` fed through standard input (`-`).
     private func decodeThroughStandardInput(_ path: String) throws -> Decoded {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        let savedStdin = dup(0)
-        dup2(fds[0], 0)
-        close(fds[0])
-        let writeEnd = fds[1]
-        let writer = Thread {
-            data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
-                    if n <= 0 { break }
-                    offset += n
-                }
-            }
-            close(writeEnd)
-        }
-        writer.start()
-        defer {
-            dup2(savedStdin, 0)
-            close(savedStdin)
-        }
-        return try decode("-")
+        return try TestSupport.withStandardInput(from: path) { try decode("-") }
     }
 
     func testMP3FromAPipeMatchesTheFile() throws {

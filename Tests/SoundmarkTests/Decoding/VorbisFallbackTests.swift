@@ -67,31 +67,10 @@ final class VorbisFallbackTests: XCTestCase {
 
     func testOggFFmpegRefusesIsDecodedFromAPipeToo() throws {
         let path = try oldEncoderFile("piped.ogg")
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        var fds: [Int32] = [0, 0]
-        XCTAssertEqual(pipe(&fds), 0)
-        let savedStdin = dup(0)
-        dup2(fds[0], 0)
-        close(fds[0])
-        let writeEnd = fds[1]
-        let writer = Thread {
-            data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
-                    if n <= 0 { break }
-                    offset += n
-                }
-            }
-            close(writeEnd)
-        }
-        writer.start()
-        defer {
-            dup2(savedStdin, 0)
-            close(savedStdin)
-        }
         var warnings: [String] = []
-        let samples = try MediaDecoder.decodeAll(source: "-", sampleRate: 8000) { warnings.append($0) }
+        let samples = try TestSupport.withStandardInput(from: path) {
+            try MediaDecoder.decodeAll(source: "-", sampleRate: 8000) { warnings.append($0) }
+        }
         XCTAssertEqual(samples.count, 3 * 8000, accuracy: 8)
         XCTAssertEqual(warnings.count, 1, "\(warnings)")
         XCTAssertTrue(warnings.first?.hasPrefix("<stdin>: FFmpeg cannot read it (ogg: Header processing failed") ?? false,
