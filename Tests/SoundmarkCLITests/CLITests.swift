@@ -36,19 +36,7 @@ final class CLITests: XCTestCase {
         }
     }
 
-    private func binary() throws -> String {
-        var candidates: [String] = []
-        if let env = ProcessInfo.processInfo.environment["SOUNDMARK_BIN"], !env.isEmpty { candidates.append(env) }
-        candidates.append(URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-            .deletingLastPathComponent().appendingPathComponent("soundmark").path)
-        var bundleDir = Bundle.main.bundleURL
-        while bundleDir.pathExtension == "xctest" { bundleDir.deleteLastPathComponent() }
-        candidates.append(bundleDir.appendingPathComponent("soundmark").path)
-        candidates.append(Self.root.appendingPathComponent(".build/debug/soundmark").path)
-        candidates.append("/tmp/tests-build/debug/soundmark")
-        for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
-        throw XCTSkip("soundmark binary not found (tried \(candidates.joined(separator: ", ")))")
-    }
+    private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
         let out = Self.workDirectory.appendingPathComponent("out-\(UUID().uuidString)")

@@ -34,18 +34,7 @@ final class InputFaultTests: XCTestCase {
         }
     }
 
-    private func binary() throws -> String {
-        var candidates: [String] = []
-        if let env = ProcessInfo.processInfo.environment["SOUNDMARK_BIN"], !env.isEmpty { candidates.append(env) }
-        var bundleDir = Bundle.main.bundleURL
-        while bundleDir.pathExtension == "xctest" { bundleDir.deleteLastPathComponent() }
-        candidates.append(bundleDir.appendingPathComponent("soundmark").path)
-        candidates.append(URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("soundmark").path)
-        candidates.append(Self.root.appendingPathComponent(".build/debug/soundmark").path)
-        for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
-        throw XCTSkip("soundmark binary not found (tried \(candidates.joined(separator: ", ")))")
-    }
+    private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
     /// Runs `executable` in the test directory; stdout and stderr go to files (no pipe can block).
     @discardableResult

@@ -18,24 +18,13 @@ final class MediaTimeCLITests: XCTestCase {
         addTeardownBlock { [directory] in try? FileManager.default.removeItem(at: directory!) }
     }
 
-    private func binary() throws -> String {
-        var candidates: [String] = []
-        if let env = ProcessInfo.processInfo.environment["SOUNDMARK_BIN"], !env.isEmpty { candidates.append(env) }
-        candidates.append(URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0])
-            .deletingLastPathComponent().appendingPathComponent("soundmark").path)
-        var bundleDir = Bundle.main.bundleURL
-        while bundleDir.pathExtension == "xctest" { bundleDir.deleteLastPathComponent() }
-        candidates.append(bundleDir.appendingPathComponent("soundmark").path)
-        candidates.append(Self.root.appendingPathComponent(".build/debug/soundmark").path)
-        for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
-        throw XCTSkip("soundmark binary not found")
-    }
+    private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
