@@ -118,7 +118,11 @@ final class SmallCatalogTests: XCTestCase {
         XCTAssertEqual(Matcher.confidence(significance: 3), 0.95, accuracy: 1e-12)
         XCTAssertLessThan(Matcher.confidence(significance: 0.8), 0.25)
         XCTAssertEqual(Matcher.chanceFloor(seconds: 5), 8)
-        XCTAssertEqual(Matcher.chanceFloor(seconds: 30), 15)
+        XCTAssertEqual(Matcher.chanceFloor(seconds: 10), 10)
+        // Longer clips: 0.65 per second beyond 10 s (the sweep's 30 s clips reached 32 by chance).
+        XCTAssertEqual(Matcher.chanceFloor(seconds: 20), 17)
+        XCTAssertEqual(Matcher.chanceFloor(seconds: 30), 23)
+        XCTAssertEqual(Matcher.chanceFloor(seconds: 60), 43)
     }
 
     func testReencodedAndResampledCopiesAreTheSameRecording() throws {
