@@ -495,10 +495,19 @@ public final class Scanner {
     /// `k · ln(r / chanceRate) ≥ r · gap`, where `gap` runs from hit `i` to hit `i + k`.
     /// Dense music keeps a lone hit up to about 0.15 s ahead of the rest, a spot under speech
     /// gathering 2 hits per second up to about 1.5 s.
+    ///
+    /// Hits right after silence are not strays: with no audio before them there is no
+    /// neighbouring audio for a landmark to straddle, so hit `i` is the edge when
+    /// `silentBefore(positions[i])` holds and the next hit follows within `horizon / 2` (a
+    /// track whose first second is quieter than the rest gathers fewer hits there, which the
+    /// rate test would take for chance).
     /// - Parameters:
     ///   - chanceRate: chance hits per frame.
     ///   - horizon: frames over which the local rate is measured.
-    static func edge(_ positions: [Int32], chanceRate: Double, horizon: Int) -> Int {
+    ///   - silentBefore: whether the recording holds no landmark just outside position `p`
+    ///     (default: never).
+    static func edge(_ positions: [Int32], chanceRate: Double, horizon: Int,
+                     silentBefore: (Int32) -> Bool = { _ in false }) -> Int {
         func count(from j: Int, through limit: Int) -> Int {
             var lo = j, hi = positions.count
             while lo < hi {
@@ -509,6 +518,7 @@ public final class Scanner {
         }
         var i = 0
         candidates: while i + 1 < positions.count {
+            if Int(positions[i + 1] - positions[i]) <= horizon / 2 && silentBefore(positions[i]) { return i }
             for k in 1...4 where i + k < positions.count {
                 let next = Int(positions[i + k])
                 let rate = Double(count(from: i + k, through: next + horizon)) / Double(horizon)
@@ -520,20 +530,46 @@ public final class Scanner {
         return i
     }
 
-    /// ``edge(_:chanceRate:horizon:)`` with the default chance rate and a 2 s horizon.
-    private func edge(_ positions: [Int32]) -> Int {
-        Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()))
+    /// ``edge(_:chanceRate:horizon:silentBefore:)`` with the default chance rate and a 2 s horizon;
+    /// `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
+    private func edge(_ positions: [Int32], silentBefore: (Int32) -> Bool) -> Int {
+        Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
+                     silentBefore: silentBefore)
+    }
+
+    /// Frames of silence that count as silence next to an edge: 32 (0.51 s).
+    static let silenceFrames = 32
+    /// Frames between an edge's hit and the silence looked for: 12 (0.19 s), since frames whose
+    /// window (1024 samples, 8 hops) reaches the audio's first samples hold its peaks.
+    static let silenceMargin = 12
+
+    /// Whether the recording holds no landmark anchored in frames `from ..< to` (whole
+    /// ``landmarkBinFrames`` bins inside that range), which must be known already: inside the
+    /// recording, decoded (``advance(toFrame:)`` or later landmarks) and still in the ring.
+    private func silent(from: Int, to: Int) -> Bool {
+        let known = recordingEnd.map { Int(($0 / hop).rounded(.down)) } ?? clockFrame
+        guard from >= 0, to <= known else { return false }
+        let b = Scanner.landmarkBinFrames
+        let first = (from + b - 1) / b * b, last = to / b * b
+        guard last > first, let n = landmarkCount(at: Int32(first), frames: last - first) else { return false }
+        return n == 0
     }
 
     /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:)``):
     /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
     /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
-    /// coincidences), moved past a fade-in (see ``audible(_:)``).
+    /// coincidences), moved past a fade-in (see ``audible(_:landmarks:)``) unless silence precedes
+    /// them (see ``edge(_:chanceRate:horizon:silentBefore:)``).
     private func startFrame(_ s: OpenSegment) -> Int {
         let onLine = s.head.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.head).map(\.x).sorted()
         let starts = Scanner.distinct(all)
-        let first = starts[edge(starts)]
+        let silentBefore = { (p: Int32) in
+            self.silent(from: Int(p) - Scanner.silenceMargin - Scanner.silenceFrames, to: Int(p) - Scanner.silenceMargin)
+        }
+        let first = starts[edge(starts, silentBefore: silentBefore)]
+        // After silence there is no crossfade to trim.
+        if silentBefore(first) { return Int(first) }
         return Int(Scanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
     }
 
@@ -542,7 +578,12 @@ public final class Scanner {
         let onLine = s.tail.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.tail).map { -$0.end }.sorted()
         let ends = Scanner.distinct(all)
-        let last = ends[edge(ends)]
+        // Inward position p is the target frame -p: silence after it.
+        let silentAfter = { (p: Int32) in
+            self.silent(from: -Int(p) + Scanner.silenceMargin, to: -Int(p) + Scanner.silenceMargin + Scanner.silenceFrames)
+        }
+        let last = ends[edge(ends, silentBefore: silentAfter)]
+        if silentAfter(last) { return -Int(last) }
         return -Int(Scanner.audible(all.filter { $0 >= last }) { f in
             // Inward frame f is recording frame -f, counting backwards: the bin ending there.
             let frame = -f - 15
