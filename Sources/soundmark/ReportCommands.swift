@@ -1,0 +1,5 @@
+import Foundation
+import Soundmark
+
+/// The `report …` commands (filled in below).
+let reportCommands: [CommandSpec] = []

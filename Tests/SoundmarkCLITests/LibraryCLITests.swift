@@ -1,0 +1,153 @@
+import Foundation
+import XCTest
+
+/// End-to-end tests of `--library` on identify/scan, the `library` commands and the reports.
+final class LibraryCLITests: XCTestCase {
+    private static let samples = CLISupport.root.appendingPathComponent("samples")
+    private static let work = FileManager.default.temporaryDirectory.appendingPathComponent("soundmark-library-tests-\(UUID().uuidString)")
+    nonisolated(unsafe) private static var catalog: String?
+
+    override class func tearDown() {
+        try? FileManager.default.removeItem(at: work)
+        super.tearDown()
+    }
+
+    struct Result { var status: Int32; var out: String; var err: String }
+
+    /// Runs the binary; output through files (no pipe can fill up).
+    func run(_ arguments: [String]) throws -> Result {
+        try FileManager.default.createDirectory(at: Self.work, withIntermediateDirectories: true)
+        let out = Self.work.appendingPathComponent("out-\(UUID().uuidString)"), err = Self.work.appendingPathComponent("err-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try CLISupport.soundmarkBinary())
+        p.arguments = arguments
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        try p.run()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, out: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                      err: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    /// The sample catalog (samples/references), built once.
+    func sampleCatalog() throws -> String {
+        if let c = Self.catalog { return c }
+        let path = Self.work.appendingPathComponent("catalog.db").path
+        let r = try run(["catalog", "add", "--catalog", path, Self.samples.appendingPathComponent("references").path])
+        XCTAssertEqual(r.status, 0, r.err)
+        Self.catalog = path
+        return path
+    }
+
+    func newLibrary() -> String { Self.work.appendingPathComponent("library-\(UUID().uuidString).db").path }
+
+    /// CSV rows (no quoted commas in these tests) without the header.
+    func csvRows(_ text: String) -> [[String]] {
+        text.split(separator: "\r\n").dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+    }
+
+    func testScanIntoTheLibraryTwiceKeepsOneRecordingWithWallClockTimes() throws {
+        let catalog = try sampleCatalog(), library = newLibrary()
+        let recording = Self.samples.appendingPathComponent("recording.mp3").path
+        var r = try run(["scan", "--catalog", catalog, "--library", library, "--source", "radio1",
+                         "--start-time", "2026-12-01T08:00:00Z", recording])
+        XCTAssertEqual(r.status, 0, r.err)
+        // The same audio under another name replaces the first results.
+        let copy = Self.work.appendingPathComponent("copy-\(UUID().uuidString).mp3").path
+        try FileManager.default.copyItem(atPath: recording, toPath: copy)
+        r = try run(["scan", "--catalog", catalog, "--library", library, "--source", "radio1",
+                     "--start-time", "2026-12-01T09:00:00+01:00", copy])
+        XCTAssertEqual(r.status, 0, r.err)
+        r = try run(["library", "show", "--library", library, "--format", "json"])
+        let shown = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let recordings = try XCTUnwrap(shown["recordings"] as? [[String: Any]])
+        XCTAssertEqual(recordings.count, 1)
+        XCTAssertEqual(recordings.first?["name"] as? String, copy)
+        XCTAssertEqual(recordings.first?["airings"] as? Int, 4)
+
+        r = try run(["library", "list", "--library", library, "--format", "csv"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.hasPrefix("source,recording,start,end,wall_start,wall_end,reference,title,artist,duration,fraction_aired,"))
+        let rows = csvRows(r.out)
+        XCTAssertEqual(rows.map { $0[6] }, ["wesnoth-knolls", "supertux-chipdisko", "wesnoth-battle", "wesnoth-the-dangerous-symphony"])
+        XCTAssertEqual(rows.map { $0[0] }, Array(repeating: "radio1", count: 4))
+        // The set-list of samples/recording.mp3 (samples/README.md): 0:00, 0:36, 1:28, 2:02.
+        let starts = rows.map { Double($0[2])! }
+        for (got, want) in zip(starts, [0.0, 36.2, 88.5, 122.4]) { XCTAssertEqual(got, want, accuracy: 1.0) }
+        XCTAssertEqual(rows[0][4], "2026-12-01T08:00:00.000Z")
+        XCTAssertTrue(rows[1][4].hasPrefix("2026-12-01T08:00:36"), rows[1][4])
+
+        r = try run(["library", "list", "--library", library, "--reference", "wesnoth-battle", "--since", "2026-12-01T08:01:00Z", "--format", "json"])
+        let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
+        let airings = try XCTUnwrap(listed["airings"] as? [[String: Any]])
+        XCTAssertEqual(airings.map { $0["reference"] as? String }, ["wesnoth-battle"])
+        XCTAssertEqual(airings.first?["title"] as? String, "Battle Music")
+    }
+
+    func testIdentifyRecordsItsBestMatchAndRemoveTakesItAway() throws {
+        let catalog = try sampleCatalog(), library = newLibrary()
+        var r = try run(["identify", "--catalog", catalog, "--library", library, "--source", "phone",
+                         Self.samples.appendingPathComponent("clip.mp3").path])
+        XCTAssertEqual(r.status, 0, r.err)
+        r = try run(["library", "list", "--library", library, "--format", "csv"])
+        let rows = csvRows(r.out)
+        XCTAssertEqual(rows.count, 1)
+        XCTAssertEqual(rows.first?[0], "phone")
+        XCTAssertEqual(rows.first?[6], "supertux-forest")
+        XCTAssertEqual(Double(rows.first?[11] ?? "") ?? -1, 15.0, accuracy: 0.1)
+        r = try run(["library", "remove", "--library", library, "--source", "phone"])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out, "removed 1 airing(s), 1 recording(s)\n")
+        r = try run(["library", "list", "--library", library])
+        XCTAssertEqual(r.out, "no airings\n")
+        r = try run(["library", "remove", "--library", library])
+        XCTAssertEqual(r.status, 2)
+    }
+
+    func testImportFollowsTheTimelineRulesAndReplacesOnReimport() throws {
+        let library = newLibrary()
+        let events = Self.work.appendingPathComponent("events-\(UUID().uuidString).jsonl")
+        try FileManager.default.createDirectory(at: Self.work, withIntermediateDirectories: true)
+        try """
+        {"event":"segment.started","activity_id":"a1","material_id":"spot-a","title":"A","time":10,"start":10,"end":12,"position":0,"referenceStart":0,"confidence":0.9}
+        {"event":"segment.started","activity_id":"a2","material_id":"spot-b","title":"B","time":30,"start":30,"end":33,"position":5,"referenceStart":5,"confidence":0.8}
+        {"event":"segment.ended","activity_id":"a1","material_id":"spot-a","time":31,"start":10,"end":31,"position":21,"referenceStart":0,"confidence":0.9}
+        not json
+        {"event":"segment.ended","activity_id":"a2","material_id":"spot-b","time":50,"start":30,"end":50,"position":25,"referenceStart":5,"confidence":0.8}
+        {"event":"stream.ended","time":60}
+
+        """.write(to: events, atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let r = try run(["library", "import", "--library", library, "--source", "tv2", "--start-time", "2026-12-01T20:00:00Z", events.path])
+            XCTAssertEqual(r.status, 0, r.err)
+            XCTAssertTrue(r.err.contains("line 4: not valid JSON"), r.err)
+        }
+        let r = try run(["library", "list", "--library", library, "--format", "csv"])
+        let rows = csvRows(r.out)
+        XCTAssertEqual(rows.map { "\($0[0]) \($0[2]) \($0[3]) \($0[4]) \($0[6])" },
+                       ["tv2 10.000 31.000 2026-12-01T20:00:10.000Z spot-a", "tv2 30.000 50.000 2026-12-01T20:00:30.000Z spot-b"])
+    }
+
+    func testBadLibraryFilesAreOneLineErrors() throws {
+        let catalog = try sampleCatalog()
+        var r = try run(["library", "list", "--library", Self.work.appendingPathComponent("missing.db").path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.err.hasSuffix("missing.db: cannot read library: no such file\n"), r.err)
+        // A catalog is not a library, and is left as it was.
+        let before = try Data(contentsOf: URL(fileURLWithPath: catalog))
+        r = try run(["scan", "--catalog", catalog, "--library", catalog, Self.samples.appendingPathComponent("clip.mp3").path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.err, "soundmark: \(catalog): cannot read library: not a soundmark library (another SQLite database, a catalog?)\n")
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: catalog)), before)
+        r = try run(["scan", "--catalog", catalog, "--start-time", "yesterday", Self.samples.appendingPathComponent("clip.mp3").path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.err.contains("--start-time needs --library"), r.err)
+        r = try run(["scan", "--catalog", catalog, "--library", newLibrary(), "--start-time", "yesterday", Self.samples.appendingPathComponent("clip.mp3").path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.err.contains("--start-time takes an ISO-8601 time"), r.err)
+    }
+}
