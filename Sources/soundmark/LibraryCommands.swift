@@ -90,6 +90,69 @@ extension Segment {
     }
 }
 
+/// Records a monitor run into the library as it goes: the run is one recording, created at the
+/// start under a provisional digest; each activity is appended (one transaction) when it ends,
+/// so a crash keeps the activities ended so far; at the end the recording gets the digest of
+/// the audio received (replacing an earlier run over the same audio), its duration and start.
+final class MonitorRecorder {
+    private let library: Library
+    private let target: LibraryTarget
+    private let name: String
+    private var recordingID: Int64?
+    private var digest = AudioDigest()
+    /// Reference durations by id (updated when the catalog is reloaded).
+    var durations: [String: Double]
+    /// Unix time of recording time 0 when events carry wall-clock times (`--clock wall`).
+    var wallOrigin: () -> Double?
+    private var failed = false
+
+    /// Opens (or creates) the library.
+    init(target: LibraryTarget, name: String, durations: [String: Double], wallOrigin: @escaping () -> Double?) throws {
+        library = try target.open()
+        self.target = target
+        self.durations = durations
+        self.wallOrigin = wallOrigin
+        self.name = name
+    }
+
+    /// The run's recording, created when first needed (a source that never opens leaves none).
+    private func recording() throws -> Int64 {
+        if let recordingID { return recordingID }
+        let provisional = "monitor-" + UUID().uuidString.lowercased()
+        let id = try library.record(LibraryRecording(digest: provisional, name: name, source: target.source, duration: 0,
+                                                     wallStart: target.startTime), airings: []).recording.id
+        recordingID = id
+        return id
+    }
+
+    /// The wall-clock time of recording time 0, when known.
+    private var origin: Double? { target.startTime ?? wallOrigin() }
+
+    /// Adds received samples to the digest.
+    func digest(_ samples: [Float]) { digest.append(samples) }
+
+    /// Appends an ended activity.
+    func ended(_ s: Segment) {
+        var a = s.airing(referenceDuration: durations[s.item.id])
+        if let o = origin { a.wallStart = o + a.start; a.wallEnd = o + a.end }
+        do {
+            try library.append([a], toRecording: try recording())
+        } catch {
+            if !failed { warn(describe(error)) }
+            failed = true
+        }
+    }
+
+    /// Sets the final digest, duration and start.
+    func finish(duration: Double) {
+        do {
+            try library.finishRecording(try recording(), digest: digest.hex, duration: duration, wallStart: origin)
+        } catch {
+            warn(describe(error))
+        }
+    }
+}
+
 // MARK: - Output of airings
 
 /// Seconds with millisecond precision for CSV cells (no exponent, `-0` avoided).
@@ -283,3 +346,8 @@ let libraryCommands: [CommandSpec] = [
                           startTimeOption],
                 positional: 1...1, run: runLibraryImport),
 ]
+
+/// Reference durations (seconds) by id, for the library's fraction aired.
+func referenceDurations(_ index: CatalogIndex) -> [String: Double] {
+    Dictionary(index.references.map { ($0.item.id, $0.duration) }, uniquingKeysWith: { a, _ in a })
+}

@@ -132,6 +132,27 @@ final class LibraryCLITests: XCTestCase {
                        ["tv2 10.000 31.000 2026-12-01T20:00:10.000Z spot-a", "tv2 30.000 50.000 2026-12-01T20:00:30.000Z spot-b"])
     }
 
+    func testMonitorRecordsEachEndedActivityAndAgainReplacesTheRun() throws {
+        let catalog = try sampleCatalog(), library = newLibrary()
+        let recording = Self.samples.appendingPathComponent("recording.mp3").path
+        for _ in 0..<2 {
+            let r = try run(["monitor", "--catalog", catalog, "--library", library, "--source", "live", "--catalog-poll", "0",
+                             "--start-time", "2026-12-01T06:00:00Z", recording])
+            XCTAssertEqual(r.status, 0, r.err)
+        }
+        var r = try run(["library", "show", "--library", library])
+        XCTAssertTrue(r.out.hasSuffix("1 recording(s), 4 airing(s)\n"), r.out)
+        r = try run(["library", "list", "--library", library, "--format", "csv"])
+        let rows = csvRows(r.out)
+        XCTAssertEqual(rows.map { $0[6] }, ["wesnoth-knolls", "supertux-chipdisko", "wesnoth-battle", "wesnoth-the-dangerous-symphony"])
+        XCTAssertEqual(rows.first?[4], "2026-12-01T06:00:00.000Z")
+        // A scan of the same audio is the same recording: it replaces the monitor's results.
+        r = try run(["scan", "--catalog", catalog, "--library", library, "--source", "file", recording])
+        r = try run(["library", "show", "--library", library])
+        XCTAssertTrue(r.out.hasSuffix("1 recording(s), 4 airing(s)\n"), r.out)
+        XCTAssertTrue(r.out.contains("  file  "), r.out)
+    }
+
     func testBadLibraryFilesAreOneLineErrors() throws {
         let catalog = try sampleCatalog()
         var r = try run(["library", "list", "--library", Self.work.appendingPathComponent("missing.db").path])

@@ -325,10 +325,23 @@ public final class Library {
         }
     }
 
-    /// Sets a recording's duration (a monitor run, known only at its end).
-    public func setDuration(_ duration: Double, ofRecording id: Int64) throws {
+    /// Completes a recording written piece by piece (a monitor run: created with a provisional
+    /// digest, airings appended as they end): sets its digest — replacing any other recording
+    /// with that digest, as ``record(_:airings:)`` does —, its duration and its wall-clock start.
+    /// One transaction.
+    /// - Throws: ``LibraryError/writeFailed(path:reason:)``.
+    public func finishRecording(_ id: Int64, digest: String, duration: Double, wallStart: Double?) throws {
         do {
-            try db.prepare("UPDATE recording SET duration = ? WHERE id = ?").bind(duration, id).run()
+            try db.transaction {
+                let old = try db.prepare("SELECT id FROM recording WHERE digest = ? AND id != ?").bind(digest, id)
+                if try old.step() {
+                    let oldID = old.int(0)
+                    try db.prepare("DELETE FROM airing WHERE recording = ?").bind(oldID).run()
+                    try db.prepare("DELETE FROM recording WHERE id = ?").bind(oldID).run()
+                }
+                try db.prepare("UPDATE recording SET digest = ?, duration = ?, wall_start = coalesce(?, wall_start) WHERE id = ?")
+                    .bind(digest, duration, wallStart, id).run()
+            }
         } catch {
             throw LibraryError.writeFailed(path: path, reason: "\(error)")
         }
