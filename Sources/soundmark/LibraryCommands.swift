@@ -50,13 +50,20 @@ struct LibraryTarget {
     let startTime: Double?
 
     /// The target of `args`, nil without `--library`. `--source`/`--start-time` without it are refused.
-    static func from(_ args: ParsedArguments, input: String) throws -> LibraryTarget? {
-        guard let path = args.value("library") else {
+    /// With `labelsOnly` (`scan --format html` without `--library`), `--source` and
+    /// `--start-time` are accepted alone: the target then only names the source and start time.
+    static func from(_ args: ParsedArguments, input: String, labelsOnly: Bool = false) throws -> LibraryTarget? {
+        let path: String
+        if let given = args.value("library") {
+            path = given
+        } else if labelsOnly {
+            path = ""
+        } else {
             if args.value("source") != nil { throw UsageError(message: "--source needs --library") }
             if args.value("start-time") != nil { throw UsageError(message: "--start-time needs --library") }
             return nil
         }
-        guard !path.isEmpty else { throw UsageError(message: "--library needs a non-empty value") }
+        guard !path.isEmpty || labelsOnly else { throw UsageError(message: "--library needs a non-empty value") }
         let startTime = try args.value("start-time").map { try parseTimeArgument($0, option: "start-time") }
         let defaultSource = input == "-" ? "stdin" : input
         return LibraryTarget(path: path, source: args.value("source") ?? defaultSource, startTime: startTime)

@@ -119,7 +119,7 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
     return options
 }
 
-let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity"]
+let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
 /// seconds and the decoder (for its streams).
@@ -155,8 +155,8 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let source = args.positional[0]
-    let target = try LibraryTarget.from(args, input: source)
-    let library = try target?.open()
+    let target = try LibraryTarget.from(args, input: source, labelsOnly: format == "html")
+    let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
     var digest = AudioDigest()
     let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
                                                           options: try parseScanOptions(args), verbose: args.has("verbose"),
@@ -207,6 +207,15 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
              String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0)]
         }
         print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
+    case "html":
+        // The report page of this one recording (segments as airings, wall-clock times from --start-time).
+        let shown = airings.map { a -> Airing in
+            var a = a
+            a.source = target?.source ?? (source == "-" ? "stdin" : source)
+            if let t = target?.startTime { a.wallStart = t + a.start; a.wallEnd = t + a.end }
+            return a
+        }
+        print(ReportHTML.page(shown, title: "soundmark scan: \((source as NSString).lastPathComponent)"), terminator: "")
     case "srt": print(CueWriter.srt(cues), terminator: "")
     case "vtt": print(CueWriter.webVTT(cues), terminator: "")
     case "ass": print(CueWriter.ass(cues), terminator: "")

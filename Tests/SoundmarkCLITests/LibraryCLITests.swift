@@ -153,6 +153,74 @@ final class LibraryCLITests: XCTestCase {
         XCTAssertTrue(r.out.contains("  file  "), r.out)
     }
 
+    func testReportAiringsIsRFC4180AndCountsMatchTheAirings() throws {
+        let library = newLibrary(), catalog = Self.work.appendingPathComponent("quoted-\(UUID().uuidString).db").path
+        var r = try run(["catalog", "add", "--catalog", catalog, "--id", "forest", "--title", "Forest, \"Dance\"", "--artist", "Wansti",
+                         Self.samples.appendingPathComponent("references/supertux-forest.ogg").path])
+        XCTAssertEqual(r.status, 0, r.err)
+        for (source, time) in [("radio1", "2026-12-01T08:00:00Z"), ("radio1", "2026-12-02T08:00:00Z"), ("radio2", "2026-12-01T09:00:00Z")] {
+            // Three recordings: copies of the clip at different gains (the same audio would be one recording).
+            let clip = Self.work.appendingPathComponent("clip-\(source)-\(time.prefix(10)).wav").path
+            let gain = source == "radio2" ? "0.9" : time.hasPrefix("2026-12-02") ? "0.8" : "1.0"
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+            p.arguments = ["-nostdin", "-loglevel", "error", "-y", "-i", Self.samples.appendingPathComponent("clip.mp3").path,
+                           "-af", "volume=\(gain)", clip]
+            try p.run()
+            p.waitUntilExit()
+            r = try run(["identify", "--catalog", catalog, "--library", library, "--source", source, "--start-time", time, clip])
+            XCTAssertEqual(r.status, 0, r.err)
+        }
+        r = try run(["report", "airings", "--library", library, "--source", "radio1"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let lines = r.out.components(separatedBy: "\r\n")
+        XCTAssertEqual(lines.count, 4, r.out)  // header, two rows, the empty string after the last CRLF
+        XCTAssertTrue(lines[1].hasPrefix("radio1,"), lines[1])
+        XCTAssertTrue(lines[1].contains(",forest,\"Forest, \"\"Dance\"\"\",Wansti,"), lines[1])
+        XCTAssertTrue(lines[1].contains(",2026-12-01T08:00:00."), lines[1])
+        r = try run(["report", "counts", "--library", library, "--by", "day"])
+        XCTAssertEqual(r.out.components(separatedBy: "\r\n").dropLast().map { $0.split(separator: ",").prefix(2).joined(separator: ",") + "," + ($0.split(separator: ",").dropLast().last ?? "") },
+                       ["day,reference,plays", "2026-12-01,forest,2", "2026-12-02,forest,1"])
+        r = try run(["report", "counts", "--library", library, "--by", "source", "--format", "json"])
+        let counts = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])?["counts"] as? [[String: Any]])
+        XCTAssertEqual(counts.map { "\($0["source"]!) \($0["plays"]!)" }, ["radio1 2", "radio2 1"])
+        r = try run(["report", "counts", "--library", library, "--by", "month"])
+        XCTAssertEqual(r.status, 2)
+        let html = Self.work.appendingPathComponent("report-\(UUID().uuidString).html").path
+        r = try run(["report", "html", "--library", library, "--output", html])
+        XCTAssertEqual(r.status, 0, r.err)
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        XCTAssertEqual(page.components(separatedBy: "<rect class=\"airing\"").count - 1, 3)
+        XCTAssertEqual(page.components(separatedBy: "<line class=\"plot-line\"").count - 1, 3)
+    }
+
+    /// `scan --format html` in headless Chromium (scripts/check-report-browser.sh): no console error,
+    /// one block and one plot line per segment of `scan --format json`; skipped without Chromium.
+    func testScanHTMLInAHeadlessBrowser() throws {
+        let catalog = try sampleCatalog()
+        let recording = Self.samples.appendingPathComponent("recording.mp3").path
+        let html = Self.work.appendingPathComponent("scan-\(UUID().uuidString).html"), json = Self.work.appendingPathComponent("scan-\(UUID().uuidString).json")
+        var r = try run(["scan", "--catalog", catalog, "--format", "html", "--source", "demo", "--start-time", "2026-12-01T08:00:00Z", recording])
+        XCTAssertEqual(r.status, 0, r.err)
+        try r.out.write(to: html, atomically: true, encoding: .utf8)
+        XCTAssertEqual(r.out.components(separatedBy: "<rect class=\"airing\"").count - 1, 4)
+        XCTAssertTrue(r.out.contains(">08:00:00</text>"))
+        r = try run(["scan", "--catalog", catalog, "--format", "json", recording])
+        try r.out.write(to: json, atomically: true, encoding: .utf8)
+        let p = Process()
+        p.executableURL = CLISupport.root.appendingPathComponent("scripts/check-report-browser.sh")
+        p.arguments = [html.path, json.path, Self.work.appendingPathComponent("scan.png").path]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        if p.terminationStatus == 77 { throw XCTSkip("no Chromium: \(text)") }
+        XCTAssertEqual(p.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("blocks 4, plot lines 4"), text)
+    }
+
     func testBadLibraryFilesAreOneLineErrors() throws {
         let catalog = try sampleCatalog()
         var r = try run(["library", "list", "--library", Self.work.appendingPathComponent("missing.db").path])
