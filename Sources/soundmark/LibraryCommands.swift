@@ -163,7 +163,7 @@ final class MonitorRecorder {
 // MARK: - Output of airings
 
 /// Seconds with millisecond precision for CSV cells (no exponent, `-0` avoided).
-func csvSeconds(_ v: Double) -> String { String(format: "%.3f", v + 0) }
+func csvSeconds(_ v: Double) -> String { TimeText.fixed(v, 3) }
 
 /// The columns of `library list --format csv` and `report airings --format csv`.
 let airingColumns = ["source", "recording", "start", "end", "wall_start", "wall_end", "reference", "title", "artist",
@@ -172,10 +172,10 @@ let airingColumns = ["source", "recording", "start", "end", "wall_start", "wall_
 
 /// One CSV row of an airing (see ``airingColumns``); `digests` maps recording ids to digests.
 func airingRow(_ a: Airing, digests: [Int64: String]) -> [String] {
-    [a.source, digests[a.recording] ?? "", csvSeconds(a.start), csvSeconds(a.end), a.wallStart.map(isoUTC) ?? "",
-     a.wallEnd.map(isoUTC) ?? "", a.reference, a.title ?? "", a.artist ?? "", csvSeconds(a.durationAired),
-     a.fractionAired.map { String(format: "%.4f", $0) } ?? "", csvSeconds(a.referenceStart), csvSeconds(a.referenceEnd),
-     String(format: "%.4f", a.confidence), String(format: "%.4f", a.frequencySkew + 0), String(format: "%.5f", a.timeScale),
+    [a.source, digests[a.recording] ?? "", csvSeconds(a.start), csvSeconds(a.end), a.wallStart.map(TimeText.iso) ?? "",
+     a.wallEnd.map(TimeText.iso) ?? "", a.reference, a.title ?? "", a.artist ?? "", csvSeconds(a.durationAired),
+     a.fractionAired.map { TimeText.fixed($0, 4) } ?? "", csvSeconds(a.referenceStart), csvSeconds(a.referenceEnd),
+     TimeText.fixed(a.confidence, 4), TimeText.fixed(a.frequencySkew, 4), TimeText.fixed(a.timeScale, 5),
      a.marker.map { $0 ? "true" : "false" } ?? ""]
 }
 
@@ -183,7 +183,7 @@ func airingRow(_ a: Airing, digests: [Int64: String]) -> [String] {
 func airingJSON(_ a: Airing, digests: [Int64: String]) -> JSONOutput {
     .object([("source", .string(a.source)), ("recording", .string(digests[a.recording] ?? "")),
              ("start", .seconds(a.start)), ("end", .seconds(a.end)),
-             ("wallStart", .optional(a.wallStart.map(isoUTC))), ("wallEnd", .optional(a.wallEnd.map(isoUTC))),
+             ("wallStart", .optional(a.wallStart.map(TimeText.iso))), ("wallEnd", .optional(a.wallEnd.map(TimeText.iso))),
              ("reference", .string(a.reference)), ("title", .optional(a.title)), ("artist", .optional(a.artist)),
              ("duration", .seconds(a.durationAired)),
              ("fractionAired", a.fractionAired.map { .number($0, decimals: 4) } ?? .null),
@@ -194,7 +194,7 @@ func airingJSON(_ a: Airing, digests: [Int64: String]) -> JSONOutput {
 
 /// Writes airings as text, CSV or JSON.
 func printAirings(_ airings: [Airing], format: String, library: Library) throws {
-    let digests = Dictionary(try library.recordings().map { ($0.id, $0.digest) }, uniquingKeysWith: { a, _ in a })
+    let digests = try library.recordingDigests()
     switch format {
     case "csv":
         print(CueWriter.csv(header: airingColumns, rows: airings.map { airingRow($0, digests: digests) }), terminator: "")
@@ -202,11 +202,12 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
         print(JSONOutput.object([("airings", .array(airings.map { airingJSON($0, digests: digests) }))]).text)
     default:
         for a in airings {
-            let when = a.wallStart.map(isoUTC) ?? "-"
-            let who = MediaItem(id: a.reference, title: a.title, artist: a.artist).byline(titleFallback: a.reference)
-            print(String(format: "%@  %@  %@ – %@  %@ (%@) from %@, confidence %.2f%@", when, a.source,
-                         formatTimestamp(a.start), formatTimestamp(a.end), who, a.reference, formatTimestamp(a.referenceStart),
-                         a.confidence, a.marker == true ? ", marker" : ""))
+            let when = a.wallStart.map(TimeText.iso) ?? "-"
+            let who = [a.title ?? a.reference, a.artist].compactMap { $0 }.joined(separator: " – ")
+            let oneLine = who.contains(where: { $0.isNewline || $0 == "\t" }) ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline(titleFallback: a.reference) : who
+            print(when + "  " + a.source + "  " + TimeText.clock(a.start, milliseconds: true) + " – " + TimeText.clock(a.end, milliseconds: true)
+                  + "  " + oneLine + " (" + a.reference + ") from " + TimeText.clock(a.referenceStart, milliseconds: true)
+                  + ", confidence " + TimeText.fixed(a.confidence, 2) + (a.marker == true ? ", marker" : ""))
         }
         if airings.isEmpty { print("no airings") }
     }

@@ -395,7 +395,7 @@ public final class Library {
         var parts: [String] = []
         var values: [Any?] = []
         if let s = filter.source { parts.append("a.source = ?"); values.append(s) }
-        if let r = filter.reference { parts.append("i.reference = ?"); values.append(r) }
+        if let r = filter.reference { parts.append("a.item = (SELECT id FROM item WHERE reference = ?)"); values.append(r) }
         if let t = filter.since { parts.append("a.wall_start >= ?"); values.append(t) }
         if let t = filter.until { parts.append("a.wall_start < ?"); values.append(t) }
         if let d = filter.recording {
@@ -485,6 +485,16 @@ public final class Library {
         }
     }
 
+    /// Every recording's digest by row id (cheaper than ``recordings(source:)``: no airing counts).
+    public func recordingDigests() throws -> [Int64: String] {
+        try read {
+            let q = try db.prepare("SELECT id, digest FROM recording")
+            var out: [Int64: String] = [:]
+            while try q.step() { out[Int64(q.int(0))] = q.string(1) ?? "" }
+            return out
+        }
+    }
+
     /// Removes the airings `filter` selects (one transaction) and the recordings left with
     /// none; with ``LibraryFilter/recording`` alone, that recording goes even when empty.
     /// - Returns: how many airings and recordings were removed.
@@ -534,38 +544,55 @@ public final class Library {
             case .source: key = "a.source"
             case .reference: key = "NULL"
             }
-            let q = try query("""
-                SELECT \(key), a.item, count(*), total(a."end" - a.start) FROM airing a JOIN item i ON i.id = a.item
-                WHERE \(cond) GROUP BY 1, 2
-                """, values)
-            var raw: [(group: String?, item: Int, plays: Int, airtime: Double)] = []
-            while try q.step() {
-                let group: String?
-                switch grouping {
-                case .day: group = q.isNull(0) ? nil : Self.dayName(q.int(0))
-                case .week: group = q.isNull(0) ? nil : Self.isoWeek(q.int(0))
-                case .source: group = q.string(0)
-                case .reference: group = nil
-                }
-                raw.append((group, q.int(1), q.int(2), q.double(3)))
-            }
-            var merged: [String: PlayCount] = [:]
-            var order: [String] = []
             var items: [Int: (String, String?, String?)] = [:]
             let iq = try db.prepare("SELECT id, reference, title, artist FROM item")
             while try iq.step() { items[iq.int(0)] = (iq.string(1) ?? "", iq.string(2), iq.string(3)) }
-            for r in raw {
-                let k = "\(r.group ?? "\u{0}")\u{1}\(r.item)"
-                if merged[k] == nil {
-                    let info = items[r.item] ?? ("", nil, nil)
-                    merged[k] = PlayCount(group: r.group, reference: info.0, title: info.1, artist: info.2, plays: 0, airtime: 0)
-                    order.append(k)
+            let q = try query("""
+                SELECT \(key), a.item, count(*), total(a."end" - a.start) FROM airing a WHERE \(cond) GROUP BY 1, 2
+                """, values)
+            // Group names: one string per distinct day, week or source.
+            var names: [Int: String] = [:]
+            var rows: [PlayCount] = []
+            var index: [String: Int] = [:]  // week groups merge several days
+            while try q.step() {
+                let group: String?
+                switch grouping {
+                case .day, .week:
+                    if q.isNull(0) {
+                        group = nil
+                    } else {
+                        let day = q.int(0)
+                        if let known = names[day] { group = known } else {
+                            let name = grouping == .day ? Self.dayName(day) : Self.isoWeek(day)
+                            names[day] = name
+                            group = name
+                        }
+                    }
+                case .source: group = q.string(0)
+                case .reference: group = nil
                 }
-                merged[k]!.plays += r.plays
-                merged[k]!.airtime += r.airtime
+                let info = items[q.int(1)] ?? ("", nil, nil)
+                let plays = q.int(2), airtime = q.double(3)
+                if grouping == .week {
+                    let k = (group ?? "") + "\u{0}" + info.0
+                    if let i = index[k] {
+                        rows[i].plays += plays
+                        rows[i].airtime += airtime
+                        continue
+                    }
+                    index[k] = rows.count
+                }
+                rows.append(PlayCount(group: group, reference: info.0, title: info.1, artist: info.2, plays: plays, airtime: airtime))
             }
-            return order.compactMap { merged[$0] }.sorted {
-                ($0.group ?? "\u{10FFFF}", -$0.plays, $0.reference) < ($1.group ?? "\u{10FFFF}", -$1.plays, $1.reference)
+            // Groups in order (none last), most plays first, then by reference id.
+            return rows.sorted { a, b in
+                if a.group != b.group {
+                    guard let ga = a.group else { return false }
+                    guard let gb = b.group else { return true }
+                    return ga < gb
+                }
+                if a.plays != b.plays { return a.plays > b.plays }
+                return a.reference < b.reference
             }
         }
     }

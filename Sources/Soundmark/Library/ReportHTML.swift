@@ -228,27 +228,11 @@ public enum ReportHTML {
         return out
     }
 
-    /// `hh:mm:ss` (`.mmm` with `milliseconds`); negative times get a sign.
-    static func clock(_ seconds: Double, milliseconds: Bool = false) -> String {
-        guard seconds.isFinite, abs(seconds) < 1e12 else { return "\(seconds) s" }
-        let ms = Int((abs(seconds) * 1000).rounded())
-        let whole = milliseconds ? ms / 1000 : Int(abs(seconds).rounded())
-        var text = String(format: "%02d:%02d:%02d", whole / 3600, whole / 60 % 60, whole % 60)
-        if milliseconds { text += String(format: ".%03d", ms % 1000) }
-        return (seconds < 0 && ms > 0 ? "-" : "") + text
-    }
+    /// `hh:mm:ss` (`.mmm` with `milliseconds`); see ``TimeText/clock(_:milliseconds:)``.
+    static func clock(_ seconds: Double, milliseconds: Bool = false) -> String { TimeText.clock(seconds, milliseconds: milliseconds) }
 
-    /// ISO-8601 UTC with milliseconds (`2026-12-01T08:00:00.000Z`) of Unix seconds.
-    public static func iso(_ unixSeconds: Double) -> String {
-        guard unixSeconds.isFinite, abs(unixSeconds) < 1e12 else { return "\(unixSeconds)" }
-        var ms = Int((unixSeconds * 1000).rounded())
-        var day = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
-        ms -= day * 86_400_000
-        if ms >= 86_400_000 { day += 1; ms -= 86_400_000 }
-        let c = Library.civil(day)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", c.year, c.month, c.day, ms / 3_600_000, ms / 60000 % 60,
-                      ms / 1000 % 60, ms % 1000)
-    }
+    /// ISO-8601 UTC with milliseconds; see ``TimeText/iso(_:)``.
+    public static func iso(_ unixSeconds: Double) -> String { TimeText.iso(unixSeconds) }
 
     /// A distinct colour per reference (golden-angle hues, dark enough for white text contrast).
     static func colour(_ i: Int) -> String {

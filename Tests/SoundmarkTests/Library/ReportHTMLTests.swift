@@ -53,4 +53,19 @@ final class ReportHTMLTests: XCTestCase {
         XCTAssertEqual(ReportHTML.iso(midnight + 0.25), "2026-12-01T00:00:00.250Z")
         XCTAssertEqual(ReportHTML.clock(-1.5, milliseconds: true), "-00:00:01.500")
     }
+
+    func testFastTextMatchesPrintf() {
+        for v in [0.0, -0.0001, 1.5, 2.25, -3.14159, 12345.6789, 0.99995, 86_399.9996] {
+            for d in [0, 2, 3, 4, 5] {
+                var printf = String(format: "%.\(d)f", v)
+                if Double(printf) == 0 && printf.hasPrefix("-") { printf.removeFirst() }  // no negative zero
+                XCTAssertEqual(TimeText.fixed(v, d), printf, "\(v) with \(d) decimals")
+            }
+        }
+        XCTAssertEqual(TimeText.fixed(-0.00001, 3), "0.000")
+        XCTAssertEqual(TimeText.clock(3725.4), "01:02:05")
+        XCTAssertEqual(TimeText.clock(3725.4567, milliseconds: true), "01:02:05.457")
+        XCTAssertEqual(TimeText.iso(-0.5), "1969-12-31T23:59:59.500Z")
+        XCTAssertEqual(TimeText.iso(1_796_083_200 + 86_399.9996), "2026-12-02T00:00:00.000Z")
+    }
 }
