@@ -54,7 +54,8 @@ window.addEventListener("load", function () {
     detailsOK = (p && p.textContent === blocks[0].getAttribute("data-details") && document.activeElement === blocks[0]) ? "yes" : "no"; }
   var pre = document.createElement("pre"); pre.id = "probe-result";
   pre.textContent = ["BLOCKS " + blocks.length, "LINES " + lines.length, "FOCUSABLE " + focusable, "DETAILS " + detailsOK,
-                     "WIDTH " + document.documentElement.scrollWidth, "ERRORS " + window.__errors.length].concat(window.__errors).join("\\n");
+                     "WIDTH " + document.documentElement.scrollWidth, "ERRORS " + window.__errors.length,
+                     "HEIGHT " + document.documentElement.scrollHeight].concat(window.__errors).join("\\n");
   document.body.appendChild(pre);
 });
 </script>"""
@@ -74,12 +75,10 @@ fi
 # The screenshot is of the page as written (no probe), 1280 px wide, tall enough for the page.
 page_url=$(python3 -c 'import pathlib, sys; print(pathlib.Path(sys.argv[1]).resolve().as_uri())' "$report")
 height=$(python3 - "$work/dom.html" <<'PY'
-import re, sys
+import html, re, sys
 dom = open(sys.argv[1], encoding="utf-8", errors="replace").read()
-plots = len(re.findall(r'<figure', dom))
-lanes = len(re.findall(r'class="lane-bg"', dom))
-rows = len(re.findall(r'<tr>', dom))
-print(min(16000, 400 + lanes * 36 + rows * 26 + ((plots + 1) // 2) * 290))
+m = re.search(r'HEIGHT (\d+)', html.unescape(dom))
+print(min(16000, int(m.group(1)) + 20) if m else 4000)
 PY
 )
 mkdir -p "$(dirname "$shot")"
@@ -105,8 +104,8 @@ if not m:
     values, errors = {}, []
 else:
     lines = html.unescape(m.group(1)).splitlines()
-    values = dict(l.split(" ", 1) for l in lines[:6])
-    errors = lines[6:]
+    values = dict(l.split(" ", 1) for l in lines[:7])
+    errors = lines[7:]
 log_errors = [l for l in open(log_path, encoding="utf-8", errors="replace") if "CONSOLE" in l and ("ERROR" in l or "Uncaught" in l)]
 print(f"report: {report} ({len(page)} bytes); JSON: {expected} airing(s)")
 print(f"browser: blocks {values.get('BLOCKS')}, plot lines {values.get('LINES')}, focusable {values.get('FOCUSABLE')}, "

@@ -197,18 +197,33 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
     let digests = try library.recordingDigests()
     switch format {
     case "csv":
-        print(CueWriter.csv(header: airingColumns, rows: airings.map { airingRow($0, digests: digests) }), terminator: "")
+        fputs(CueWriter.csv(header: airingColumns, rows: []), stdout)
+        var out = ""
+        for a in airings {
+            out += CueWriter.csv(header: [], rows: [airingRow(a, digests: digests)])
+            if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
+        }
+        fputs(out, stdout)
     case "json":
         print(JSONOutput.object([("airings", .array(airings.map { airingJSON($0, digests: digests) }))]).text)
     default:
+        // One buffer written in 64 KB pieces: print() per line costs more than the line's text.
+        var out = ""
+        out.reserveCapacity(1 << 17)
         for a in airings {
-            let when = a.wallStart.map(TimeText.iso) ?? "-"
             let who = [a.title ?? a.reference, a.artist].compactMap { $0 }.joined(separator: " – ")
-            let oneLine = who.contains(where: { $0.isNewline || $0 == "\t" }) ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline(titleFallback: a.reference) : who
-            print(when + "  " + a.source + "  " + TimeText.clock(a.start, milliseconds: true) + " – " + TimeText.clock(a.end, milliseconds: true)
-                  + "  " + oneLine + " (" + a.reference + ") from " + TimeText.clock(a.referenceStart, milliseconds: true)
-                  + ", confidence " + TimeText.fixed(a.confidence, 2) + (a.marker == true ? ", marker" : ""))
+            let oneLine = who.contains(where: { $0.isNewline || $0 == "\t" })
+                ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline(titleFallback: a.reference) : who
+            out += a.wallStart.map(TimeText.iso) ?? "-"
+            out += "  "; out += a.source; out += "  "
+            out += TimeText.clock(a.start, milliseconds: true); out += " – "; out += TimeText.clock(a.end, milliseconds: true)
+            out += "  "; out += oneLine; out += " ("; out += a.reference; out += ") from "
+            out += TimeText.clock(a.referenceStart, milliseconds: true); out += ", confidence "; out += TimeText.fixed(a.confidence, 2)
+            if a.marker == true { out += ", marker" }
+            out += "\n"
+            if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
         }
+        fputs(out, stdout)
         if airings.isEmpty { print("no airings") }
     }
 }

@@ -10,7 +10,9 @@ import Foundation
 ///   SVG `<title>` (the browser's tooltip) and an `aria-label`;
 /// - a summary table: per reference, plays, airtime, mean fraction aired, mean confidence;
 /// - per reference, an alignment plot: reference time (y) against recording or wall-clock time
-///   (x), one `<line class="plot-line">` per airing, so a clean airing is a straight line of slope 1,
+///   (x), one `<line class="plot-line">` per airing, so a clean airing is a straight line of slope 1
+///   (the reference axis shows the window of the reference that aired, at the time axis' scale
+///   when it fits: a clean airing then rises at 45°),
 ///   a speed change another slope, a jump or an edit a step, a cut a gap.
 ///
 /// Time axes are labelled `hh:mm:ss` (wall-clock axes spanning several days add the date).
@@ -160,9 +162,21 @@ public enum ReportHTML {
         let pad = max(2, (hi - lo) * 0.05)
         lo -= pad
         hi += pad
-        let refMax = max(group.compactMap(\.referenceDuration).max() ?? 0,
-                         group.map { max($0.referenceStart, $0.referenceEnd) }.max() ?? 0, 1)
-        let refMin = min(0, group.map { min($0.referenceStart, $0.referenceEnd) }.min() ?? 0)
+        // Reference axis: a window of the reference around what aired, at the time axis' scale
+        // when that holds it (a clean airing then rises at 45°), else just holding it; the whole
+        // reference when the window would be longer.
+        let fullMax = max(group.compactMap(\.referenceDuration).max() ?? 0,
+                          group.map { max($0.referenceStart, $0.referenceEnd) }.max() ?? 0, 1)
+        let fullMin = min(0, group.map { min($0.referenceStart, $0.referenceEnd) }.min() ?? 0)
+        let airedLo = group.map { min($0.referenceStart, $0.referenceEnd) }.min() ?? 0
+        let airedHi = group.map { max($0.referenceStart, $0.referenceEnd) }.max() ?? 1
+        var refMin = fullMin, refMax = fullMax
+        let span = max((hi - lo) * (h - top - bottom) / (w - left - right), (airedHi - airedLo) * 1.1, 2)
+        if span < fullMax - fullMin {
+            let centre = (airedLo + airedHi) / 2
+            refMin = max(fullMin, min(centre - span / 2, fullMax - span))
+            refMax = refMin + span
+        }
         func x(_ t: Double) -> Double { left + (t - lo) / (hi - lo) * (w - left - right) }
         func y(_ r: Double) -> Double { top + (1 - (r - refMin) / (refMax - refMin)) * (h - top - bottom) }
         let name = group[0].title.map { "\($0) (\(reference))" } ?? reference
