@@ -192,6 +192,30 @@ func airingJSON(_ a: Airing, digests: [Int64: String]) -> JSONOutput {
              ("timeScale", .number(a.timeScale, decimals: 5)), ("marker", a.marker.map { .bool($0) } ?? .null)])
 }
 
+/// ``airingJSON(_:digests:)`` as text, written without `String(format:)` (a year's export holds
+/// hundreds of thousands of airings): numbers with at most the same decimals, trailing zeros dropped.
+func airingJSONText(_ a: Airing, digests: [Int64: String]) -> String {
+    func number(_ v: Double, _ d: Int) -> String {
+        guard v.isFinite else { return "null" }
+        var text = TimeText.fixed(v, d)
+        if text.contains(".") {
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return text
+    }
+    func string(_ s: String?) -> String { s.map { JSONOutput.string($0).text } ?? "null" }
+    var t = "{\"source\":" + string(a.source) + ",\"recording\":" + string(digests[a.recording] ?? "")
+    t += ",\"start\":" + number(a.start, 3) + ",\"end\":" + number(a.end, 3)
+    t += ",\"wallStart\":" + string(a.wallStart.map(TimeText.iso)) + ",\"wallEnd\":" + string(a.wallEnd.map(TimeText.iso))
+    t += ",\"reference\":" + string(a.reference) + ",\"title\":" + string(a.title) + ",\"artist\":" + string(a.artist)
+    t += ",\"duration\":" + number(a.durationAired, 3) + ",\"fractionAired\":" + (a.fractionAired.map { number($0, 4) } ?? "null")
+    t += ",\"referenceStart\":" + number(a.referenceStart, 3) + ",\"referenceEnd\":" + number(a.referenceEnd, 3)
+    t += ",\"confidence\":" + number(a.confidence, 4) + ",\"frequencySkew\":" + number(a.frequencySkew, 4)
+    t += ",\"timeScale\":" + number(a.timeScale, 5) + ",\"marker\":" + (a.marker.map { $0 ? "true" : "false" } ?? "null") + "}"
+    return t
+}
+
 /// Writes airings as text, CSV or JSON.
 func printAirings(_ airings: [Airing], format: String, library: Library) throws {
     let digests = try library.recordingDigests()
@@ -205,7 +229,13 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
         }
         fputs(out, stdout)
     case "json":
-        print(JSONOutput.object([("airings", .array(airings.map { airingJSON($0, digests: digests) }))]).text)
+        var out = "{\"airings\":["
+        for (i, a) in airings.enumerated() {
+            if i > 0 { out += "," }
+            out += airingJSONText(a, digests: digests)
+            if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
+        }
+        fputs(out + "]}\n", stdout)
     default:
         // One buffer written in 64 KB pieces: print() per line costs more than the line's text.
         var out = ""
