@@ -154,14 +154,47 @@ public enum ReportHTML {
         return html
     }
 
-    /// One alignment plot (600 × 240) of a reference's airings.
+    /// One alignment plot (600 × 240) of a reference's airings. Airings far apart in time (a
+    /// spot repeated hours later) get panels of their own on a broken time axis (up to
+    /// ``maximumPanels``; more share one continuous axis), so each line keeps its shape.
     private static func plot(_ group: [Airing], reference: String, colour: String, wall: Bool,
                              x0: (Airing) -> Double, x1: (Airing) -> Double) -> String {
-        let w = 600.0, h = 240.0, left = 70.0, right = 30.0, top = 10.0, bottom = 30.0
-        var lo = group.map(x0).min() ?? 0, hi = group.map(x1).max() ?? 1
-        let pad = max(2, (hi - lo) * 0.05)
-        lo -= pad
-        hi += pad
+        let w = 600.0, h = 240.0, left = 70.0, right = 30.0, top = 10.0, bottom = 30.0, gap = 14.0
+        // Panels: airings closer than a minute (or than half the panel so far) share one.
+        var panels: [(lo: Double, hi: Double)] = []
+        var panelOf: [Int] = Array(repeating: 0, count: group.count)
+        for i in group.indices.sorted(by: { x0(group[$0]) < x0(group[$1]) }) {
+            let a = group[i]
+            if let last = panels.last, x0(a) - last.hi <= max(60, 0.5 * (last.hi - last.lo)) {
+                panels[panels.count - 1].hi = max(last.hi, x1(a))
+            } else {
+                panels.append((x0(a), x1(a)))
+            }
+            panelOf[i] = panels.count - 1
+        }
+        if panels.count > maximumPanels {
+            panels = [(group.map(x0).min() ?? 0, group.map(x1).max() ?? 1)]
+            panelOf = Array(repeating: 0, count: group.count)
+        }
+        for i in panels.indices {
+            let pad = max(2, (panels[i].hi - panels[i].lo) * 0.05)
+            panels[i].lo -= pad
+            panels[i].hi += pad
+        }
+        // Panel widths: proportional to their time spans, none under 15 % of the total.
+        let available = w - left - right - gap * Double(panels.count - 1)
+        let spans = panels.map { $0.hi - $0.lo }
+        let total = spans.reduce(0, +)
+        let weights = spans.map { max($0, 0.15 * total) }
+        let weightSum = weights.reduce(0, +)
+        var panelLeft: [Double] = []
+        var panelWidth: [Double] = []
+        var cursor = left
+        for weight in weights {
+            panelLeft.append(cursor)
+            panelWidth.append(available * weight / weightSum)
+            cursor += available * weight / weightSum + gap
+        }
         // Reference axis: a window of the reference around what aired, at the time axis' scale
         // when that holds it (a clean airing then rises at 45°), else just holding it; the whole
         // reference when the window would be longer.
@@ -171,36 +204,51 @@ public enum ReportHTML {
         let airedLo = group.map { min($0.referenceStart, $0.referenceEnd) }.min() ?? 0
         let airedHi = group.map { max($0.referenceStart, $0.referenceEnd) }.max() ?? 1
         var refMin = fullMin, refMax = fullMax
-        let span = max((hi - lo) * (h - top - bottom) / (w - left - right), (airedHi - airedLo) * 1.1, 2)
+        let secondsPerPixel = zip(spans, panelWidth).map { $0 / $1 }.min() ?? 1
+        let span = max(secondsPerPixel * (h - top - bottom), (airedHi - airedLo) * 1.1, 2)
         if span < fullMax - fullMin {
             let centre = (airedLo + airedHi) / 2
             refMin = max(fullMin, min(centre - span / 2, fullMax - span))
             refMax = refMin + span
         }
-        func x(_ t: Double) -> Double { left + (t - lo) / (hi - lo) * (w - left - right) }
+        func x(_ t: Double, _ k: Int) -> Double { panelLeft[k] + (t - panels[k].lo) / (panels[k].hi - panels[k].lo) * panelWidth[k] }
         func y(_ r: Double) -> Double { top + (1 - (r - refMin) / (refMax - refMin)) * (h - top - bottom) }
         let name = group[0].title.map { "\($0) (\(reference))" } ?? reference
         var s = "<figure><figcaption>\(escape(name))</figcaption>\n"
         s += "<svg class=\"alignment\" viewBox=\"0 0 \(n(w)) \(n(h))\" width=\"\(n(w))\" role=\"group\" aria-label=\"alignment of \(escape(reference))\">\n"
-        s += "<rect class=\"frame\" x=\"\(n(left))\" y=\"\(n(top))\" width=\"\(n(w - left - right))\" height=\"\(n(h - top - bottom))\"/>\n"
-        for (t, label) in ticks(lo: lo, hi: hi, wall: wall, count: 5) {
-            s += "<line class=\"grid\" x1=\"\(n(x(t)))\" x2=\"\(n(x(t)))\" y1=\"\(n(top))\" y2=\"\(n(h - bottom))\"/>"
-            s += "<text x=\"\(n(x(t)))\" y=\"\(n(h - bottom + 14))\" text-anchor=\"middle\">\(escape(label))</text>\n"
+        for k in panels.indices {
+            s += "<rect class=\"frame\" x=\"\(n(panelLeft[k]))\" y=\"\(n(top))\" width=\"\(n(panelWidth[k]))\" height=\"\(n(h - top - bottom))\"/>\n"
+            let count = max(1, Int(panelWidth[k] / 110))
+            for (t, label) in ticks(lo: panels[k].lo, hi: panels[k].hi, wall: wall, count: count) {
+                s += "<line class=\"grid\" x1=\"\(n(x(t, k)))\" x2=\"\(n(x(t, k)))\" y1=\"\(n(top))\" y2=\"\(n(h - bottom))\"/>"
+                s += "<text x=\"\(n(x(t, k)))\" y=\"\(n(h - bottom + 14))\" text-anchor=\"middle\">\(escape(label))</text>\n"
+            }
+            if k > 0 {
+                // The break between two panels: two slanted strokes on the time axis.
+                let mid = panelLeft[k] - gap / 2
+                s += "<path class=\"frame\" d=\"M\(n(mid - 5)) \(n(h - bottom + 5)) l4 -10 M\(n(mid + 1)) \(n(h - bottom + 5)) l4 -10\"/>\n"
+            }
         }
         for (r, label) in ticks(lo: refMin, hi: refMax, wall: false, count: 5) {
-            s += "<line class=\"grid\" x1=\"\(n(left))\" x2=\"\(n(w - right))\" y1=\"\(n(y(r)))\" y2=\"\(n(y(r)))\"/>"
+            for k in panels.indices {
+                s += "<line class=\"grid\" x1=\"\(n(panelLeft[k]))\" x2=\"\(n(panelLeft[k] + panelWidth[k]))\" y1=\"\(n(y(r)))\" y2=\"\(n(y(r)))\"/>"
+            }
             s += "<text x=\"\(n(left - 6))\" y=\"\(n(y(r) + 4))\" text-anchor=\"end\">\(escape(label))</text>\n"
         }
-        s += "<text x=\"\(n(left + (w - left - right) / 2))\" y=\"\(n(h - 2))\" text-anchor=\"middle\">\(wall ? "wall-clock time (UTC)" : "recording time")</text>\n"
+        s += "<text x=\"\(n(left + (w - left - right) / 2))\" y=\"\(n(h - 2))\" text-anchor=\"middle\">\(wall ? "wall-clock time (UTC)" : "recording time")\(panels.count > 1 ? ", broken between airings" : "")</text>\n"
         s += "<text transform=\"translate(12 \(n(top + (h - top - bottom) / 2))) rotate(-90)\" text-anchor=\"middle\">reference time</text>\n"
-        for a in group {
+        for (i, a) in group.enumerated() {
             let d = details(a, wall: wall)
-            s += "<line class=\"plot-line\" tabindex=\"0\" data-details=\"\(escape(d))\" stroke=\"\(colour)\" x1=\"\(n(x(x0(a))))\" y1=\"\(n(y(a.referenceStart)))\""
-            s += " x2=\"\(n(x(x1(a))))\" y2=\"\(n(y(a.referenceEnd)))\"><title>\(escape(d))</title></line>\n"
+            let k = panelOf[i]
+            s += "<line class=\"plot-line\" tabindex=\"0\" data-details=\"\(escape(d))\" stroke=\"\(colour)\" x1=\"\(n(x(x0(a), k)))\" y1=\"\(n(y(a.referenceStart)))\""
+            s += " x2=\"\(n(x(x1(a), k)))\" y2=\"\(n(y(a.referenceEnd)))\"><title>\(escape(d))</title></line>\n"
         }
         s += "</svg></figure>\n"
         return s
     }
+
+    /// Most panels of one alignment plot's broken time axis.
+    static let maximumPanels = 4
 
     /// The one-line details of an airing.
     static func details(_ a: Airing, wall: Bool) -> String {

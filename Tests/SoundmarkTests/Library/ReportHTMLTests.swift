@@ -42,6 +42,22 @@ final class ReportHTMLTests: XCTestCase {
         XCTAssertTrue(page.contains(">08:20:00</text>"))
     }
 
+    func testRepeatedAiringsGetPanelsOfABrokenTimeAxis() {
+        func airings(_ count: Int, apart: Double) -> [Airing] {
+            (0..<count).map { i in
+                Airing(recording: 1, source: "r", reference: "spot", referenceDuration: 30, start: Double(i) * apart,
+                       end: Double(i) * apart + 20, referenceStart: 5, referenceEnd: 25, confidence: 1)
+            }
+        }
+        func frames(_ page: String) -> Int { count("<rect class=\"frame\"", in: page) }
+        XCTAssertEqual(frames(ReportHTML.page(airings(2, apart: 7200), title: "t")), 2)
+        XCTAssertTrue(ReportHTML.page(airings(2, apart: 7200), title: "t").contains("broken between airings"))
+        XCTAssertEqual(frames(ReportHTML.page(airings(3, apart: 30), title: "t")), 1, "airings a few seconds apart share a panel")
+        XCTAssertEqual(frames(ReportHTML.page(airings(ReportHTML.maximumPanels + 1, apart: 7200), title: "t")), 1,
+                       "too many panels: one continuous axis")
+        XCTAssertEqual(count("<line class=\"plot-line\"", in: ReportHTML.page(airings(2, apart: 7200), title: "t")), 2)
+    }
+
     func testTicksAreRoundAndLabelledHoursMinutesSeconds() {
         XCTAssertEqual(ReportHTML.ticks(lo: 0, hi: 158, wall: false).map(\.1),
                        ["00:00:00", "00:00:30", "00:01:00", "00:01:30", "00:02:00", "00:02:30"])
