@@ -165,6 +165,25 @@ final class LibraryTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(timed[1].wallStart), morning + 40, accuracy: 1e-6)
     }
 
+    func testRecogniserCallbacksWithISOTimesGetWallClockTimes() throws {
+        let lines = [
+            #"{"activity_id":"x1","material_id":"spot-a","time":"2026-12-01T08:00:10Z","position":2}"#,
+            #"{"activity_id":"x1","material_id":"spot-a","time":"2026-12-01T08:00:20Z","trait":{"marker":true}}"#,
+            #"{"activity_id":"x2","material_id":"spot-b","time":"2026-12-01T09:00:30+01:00"}"#,
+        ]
+        let rows = ActivityTimeline(payloads: TimelinePayload.parseLines(lines.joined(separator: "\n")).payloads).rows
+        let airings = TimelineImport.airings(from: rows)
+        XCTAssertEqual(airings.map(\.reference), ["spot-a", "spot-b"])
+        // Recording times count from the first callback; spot-a lasts until spot-b (08:00:30 UTC) closes it.
+        XCTAssertEqual(airings[0].start, 0)
+        XCTAssertEqual(airings[0].end, 20)
+        XCTAssertEqual(try XCTUnwrap(airings[0].wallStart), morning + 10, accuracy: 1e-6)
+        XCTAssertEqual(airings[0].referenceStart, 2)
+        XCTAssertEqual(airings[0].marker, true)
+        XCTAssertEqual(airings[1].start, 20)
+        XCTAssertEqual(try XCTUnwrap(airings[1].wallStart), morning + 30, accuracy: 1e-6)
+    }
+
     func testAudioDigestDependsOnSamplesNotOnChunking() {
         let samples = (0..<1000).map { Float(sin(Double($0) * 0.1)) }
         var whole = AudioDigest(), parts = AudioDigest(), other = AudioDigest()
