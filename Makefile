@@ -32,7 +32,8 @@ test: deps
 	swift build -c release
 	swift test
 
-# Our WebVTT in a real browser's <track> element (headless Chromium from Debian); CI runs it.
+# Our WebVTT in a real browser's <track> element and our HTML reports (no console errors, one block
+# and plot line per airing, screenshots in .build/browser-check) in headless Chromium; CI runs it.
 browser-check: build
 	@dpkg-query -W -f='$${Status}\n' chromium 2>/dev/null | grep -q 'install ok installed' || \
 	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends chromium; }

@@ -16,6 +16,7 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "Soundmark", dependencies: ["CFFmpeg", "CFFTW", "CSQLite", "CVorbisFile", "CZlib"]),
         .executableTarget(name: "soundmark", dependencies: ["Soundmark"]),
+        .executableTarget(name: "library-year", dependencies: ["Soundmark"]),
         .testTarget(name: "SoundmarkTests", dependencies: ["Soundmark"]),
         .testTarget(name: "SoundmarkCLITests", dependencies: ["Soundmark"]),
     ]

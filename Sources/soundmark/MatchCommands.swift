@@ -16,10 +16,18 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
     let source = args.positional[0]
+    let target = try LibraryTarget.from(args, input: source)
+    let library = try target?.open()
     let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
                                 verbose: args.has("verbose"))
-    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: matcher.index.configuration, role: .query,
-                                                       framings: Matcher.framings)
+    // The samples' digest identifies the recording in the library (same loop as SignatureGenerator.signatures(decoding:)).
+    let generators = SignatureGenerator.framings(Matcher.framings, configuration: matcher.index.configuration, role: .query)
+    var digest = AudioDigest()
+    while let chunk = try decoder.nextChunk() {
+        if library != nil { digest.append(chunk.samples) }
+        for generator in generators { generator.append(chunk.samples) }
+    }
+    let signatures = generators.map { $0.signature() }
     let signature = signatures[0]
     let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
     if signature.duration < 2 {
@@ -27,6 +35,17 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
     if matches.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if let target, let library {
+        // The best match is the airing (none: the recording is kept, with no airings).
+        let durations = Dictionary(matcher.index.references.map { ($0.item.id, $0.duration) }, uniquingKeysWith: { a, _ in a })
+        let airings = matches.prefix(1).map { m in
+            Airing(reference: m.item.id, title: m.item.title, artist: m.item.artist, referenceDuration: durations[m.item.id],
+                   start: m.queryStart, end: m.queryEnd, referenceStart: m.referenceStart, referenceEnd: m.referenceEnd,
+                   confidence: m.confidence, frequencySkew: m.frequencySkew, timeScale: m.timeScale)
+        }
+        try target.record(library, name: source, digest: digest.hex, duration: decoder.playbackDuration ?? signature.duration,
+                          airings: airings, verbose: args.has("verbose"))
+    }
     if format == "json" {
         print(JSONOutput.object([("matches", .array(matches.map(\.json)))]).text)
     } else if matches.isEmpty {
@@ -67,7 +86,8 @@ let matchCommands: [CommandSpec] = [
                 Exit code 0 with a match, 1 with none, 2 on error.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
-                          thresholdOption, streamOption, languageOption, verboseStreamOption],
+                          thresholdOption, streamOption, languageOption, verboseStreamOption,
+                          libraryRecordOption, librarySourceOption, startTimeOption],
                 positional: 1...1, run: runIdentify),
 ]
 
@@ -99,17 +119,20 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
     return options
 }
 
-let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity"]
+let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
 /// seconds and the decoder (for its streams).
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
-                   verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
+                   verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
     while let chunk = try decoder.nextChunk() {
-        chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
+        chunk.samples.withUnsafeBufferPointer { p in
+            onSamples?(p)
+            generator.append(p) { scanner.consume($0) }
+        }
     }
     generator.finish { scanner.consume($0) }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
@@ -132,9 +155,17 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let source = args.positional[0]
+    let target = try LibraryTarget.from(args, input: source, labelsOnly: format == "html")
+    let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
+    var digest = AudioDigest()
     let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
-                                                          options: try parseScanOptions(args), verbose: args.has("verbose"))
+                                                          options: try parseScanOptions(args), verbose: args.has("verbose"),
+                                                          onSamples: library == nil ? nil : { digest.append($0) })
     if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
+    let airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
+    if let target, let library {
+        try target.record(library, name: source, digest: digest.hex, duration: duration, airings: airings, verbose: args.has("verbose"))
+    }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
     // Annotations of every reference found, mapped through the alignment map.
@@ -176,6 +207,15 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
              String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0)]
         }
         print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
+    case "html":
+        // The report page of this one recording (segments as airings, wall-clock times from --start-time).
+        let shown = airings.map { a -> Airing in
+            var a = a
+            a.source = target?.source ?? (source == "-" ? "stdin" : source)
+            if let t = target?.startTime { a.wallStart = t + a.start; a.wallEnd = t + a.end }
+            return a
+        }
+        print(ReportHTML.page(shown, title: "soundmark scan: \((source as NSString).lastPathComponent)"), terminator: "")
     case "srt": print(CueWriter.srt(cues), terminator: "")
     case "vtt": print(CueWriter.webVTT(cues), terminator: "")
     case "ass": print(CueWriter.ass(cues), terminator: "")
@@ -237,5 +277,5 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
-              streamOption, languageOption],
+              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption],
     positional: 1...1, run: runScan)

@@ -435,7 +435,14 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let configuration = index.configuration
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
-    let activities = MonitorActivities { writer.write($0) }
+    let recorder = try LibraryTarget.from(args, input: source).map { target in
+        try MonitorRecorder(target: target, name: source, durations: referenceDurations(index),
+                            wallOrigin: { clock == "wall" ? writer.origin : nil })
+    }
+    let activities = MonitorActivities { event in
+        writer.write(event)
+        if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+    }
     var scanOptions = try parseScanOptions(args)
     scanOptions.keepsSegments = false
     /// A scanner over `index` whose events go to `activities`.
@@ -558,6 +565,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                     writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
                 }
                 activities.limit = position.seconds(position.base + generator.sampleCount + Int64(samples.count))
+                recorder?.digest(samples)
                 liveOrigin = min(liveOrigin, wall - activities.limit)
                 samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
                 heartbeat(at: position.base + generator.sampleCount)
@@ -576,6 +584,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                 let old = scanner
                 activities.handover { _ = old.finish() }
                 scanner = makeScanner(newIndex)
+                recorder?.durations = referenceDurations(newIndex)
                 if let last = recent.last?.anchorFrame {
                     for l in recent where last - l.anchorFrame <= recentFrames { scanner.consume(l) }
                 }
@@ -600,6 +609,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     activities.finish()
     _ = scanner.finish()
     writer.writeStream("ended", time: position.seconds(end), text: "stream ended")
+    recorder?.finish(duration: position.seconds(end))
     fflush(stdout)
     // The reader may be blocked in a read that only the process's end interrupts.
     if !channel.isReaderDone { _exit(status) }
@@ -650,5 +660,5 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               minimumDurationOption,
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
-              streamOption, languageOption],
+              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption],
     positional: 1...1, run: runMonitor)

@@ -1,0 +1,332 @@
+import Foundation
+
+/// The HTML report of airings: one self-contained page (inline CSS, inline SVG, one small
+/// inline script, no network access) with
+///
+/// - a timeline: one lane per source (when every airing has a wall-clock time; the axis is
+///   then UTC wall-clock time) or per recording (else; the axis is recording time), with one
+///   block (`<rect class="airing">`) per airing. Hovering or focusing a block (Tab, it has
+///   `tabindex="0"`) shows its details in the panel under the timeline; each block also has an
+///   SVG `<title>` (the browser's tooltip) and an `aria-label`;
+/// - a summary table: per reference, plays, airtime, mean fraction aired, mean confidence;
+/// - per reference, an alignment plot: reference time (y) against recording or wall-clock time
+///   (x), one `<line class="plot-line">` per airing, so a clean airing is a straight line of slope 1
+///   (the reference axis shows the window of the reference that aired, at the time axis' scale
+///   when it fits: a clean airing then rises at 45°),
+///   a speed change another slope, a jump or an edit a step, a cut a gap.
+///
+/// Time axes are labelled `hh:mm:ss` (wall-clock axes spanning several days add the date).
+/// The page is laid out for 1280 px wide windows (the timeline scales with the window).
+public enum ReportHTML {
+    /// Width of the timeline's SVG user space.
+    static let width = 1240.0
+    /// Width of the lane labels.
+    static let labelWidth = 190.0
+
+    /// The page for `airings`.
+    /// - Parameters:
+    ///   - title: the page's heading.
+    ///   - recordingNames: names of the recordings by row id (lane labels in recording-time mode).
+    public static func page(_ airings: [Airing], title: String, recordingNames: [Int64: String] = [:]) -> String {
+        let wall = !airings.isEmpty && airings.allSatisfy { $0.wallStart != nil }
+        // Lanes: per source (wall clock) or per recording.
+        var laneKeys: [String] = []
+        var laneOf: [Int] = []
+        var laneLabel: [String: String] = [:]
+        for a in airings {
+            let key = wall ? "s:" + a.source : "r:\(a.recording):" + a.source
+            if laneLabel[key] == nil {
+                laneKeys.append(key)
+                let name = recordingNames[a.recording].map { ($0 as NSString).lastPathComponent } ?? ""
+                laneLabel[key] = wall || name.isEmpty || name == a.source ? a.source : "\(a.source) · \(name)"
+            }
+            laneOf.append(laneKeys.firstIndex(of: key)!)
+        }
+        func x0(_ a: Airing) -> Double { wall ? a.wallStart! : a.start }
+        func x1(_ a: Airing) -> Double { wall ? (a.wallEnd ?? a.wallStart! + a.durationAired) : a.end }
+        let lo = wall ? (airings.map(x0).min() ?? 0) : 0
+        let hi = max(lo + 1, airings.map(x1).max() ?? 1)
+
+        var html = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(escape(title))</title>
+        <style>
+        body { font: 14px/1.4 system-ui, sans-serif; margin: 16px 20px; color: #1d2733; background: #fff; max-width: 1260px; }
+        h1 { font-size: 20px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 22px 0 6px; }
+        svg { display: block; } svg text { font: 11px system-ui, sans-serif; fill: #3b4652; }
+        .lane-bg { fill: #f2f5f8; } .axis line, .grid { stroke: #c9d1d9; stroke-width: 1; }
+        .airing { stroke: #fff; stroke-width: 0.5; cursor: pointer; }
+        .airing:hover, .airing:focus { stroke: #111; stroke-width: 2; outline: none; }
+        #details { min-height: 2.8em; padding: 6px 10px; margin-top: 6px; background: #f7f7f2; border-left: 4px solid #8aa; white-space: pre-wrap; }
+        table { border-collapse: collapse; } th, td { padding: 3px 10px; border-bottom: 1px solid #dde; text-align: left; }
+        td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+        .plots { display: flex; flex-wrap: wrap; gap: 12px 20px; }
+        figure { margin: 0; width: 600px; } figcaption { font-weight: 600; margin: 4px 0; }
+        .plot-line { stroke-width: 2.5; stroke-linecap: round; }
+        .plot-line:hover, .plot-line:focus { stroke-width: 5; outline: none; }
+        .frame { fill: none; stroke: #9aa5b1; }
+        </style>
+        </head>
+        <body>
+        <h1>\(escape(title))</h1>
+
+        """
+        let references = Dictionary(grouping: airings.indices, by: { airings[$0].reference })
+        let referenceOrder = references.keys.sorted {
+            (references[$0]!.count, $1) > (references[$1]!.count, $0)
+        }
+        let colours = Dictionary(uniqueKeysWithValues: referenceOrder.enumerated().map { ($0.element, colour($0.offset)) })
+        let sources = Set(airings.map(\.source)).count
+        html += "<p>\(airings.count) airing(s) of \(references.count) reference(s) on \(sources) source(s); "
+        html += wall ? "UTC wall-clock time \(escape(iso(lo))) to \(escape(iso(hi)))" : "recording time 00:00:00 to \(clock(hi))"
+        html += ".</p>\n"
+
+        // Timeline.
+        let laneHeight = 30.0, top = 28.0
+        let height = top + Double(max(laneKeys.count, 1)) * (laneHeight + 6) + 10
+        let plotWidth = width - labelWidth - 30
+        func x(_ t: Double) -> Double { labelWidth + (t - lo) / (hi - lo) * plotWidth }
+        html += "<h2>Timeline</h2>\n"
+        html += "<svg class=\"timeline\" viewBox=\"0 0 \(n(width)) \(n(height))\" width=\"100%\" role=\"group\" aria-label=\"timeline: one block per airing; Tab moves between them\">\n"
+        for (t, label) in ticks(lo: lo, hi: hi, wall: wall) {
+            html += "<line class=\"grid\" x1=\"\(n(x(t)))\" x2=\"\(n(x(t)))\" y1=\"\(n(top - 6))\" y2=\"\(n(height - 6))\"/>"
+            html += "<text x=\"\(n(x(t)))\" y=\"\(n(top - 10))\" text-anchor=\"middle\">\(escape(label))</text>\n"
+        }
+        for (i, key) in laneKeys.enumerated() {
+            let y = top + Double(i) * (laneHeight + 6)
+            html += "<rect class=\"lane-bg\" x=\"\(n(labelWidth))\" y=\"\(n(y))\" width=\"\(n(plotWidth))\" height=\"\(n(laneHeight))\"/>"
+            html += "<text x=\"\(n(labelWidth - 8))\" y=\"\(n(y + laneHeight / 2 + 4))\" text-anchor=\"end\">\(escape(truncate(laneLabel[key]!, 30)))</text>\n"
+        }
+        for (i, a) in airings.enumerated() {
+            let y = top + Double(laneOf[i]) * (laneHeight + 6)
+            let left = x(x0(a)), w = max(2, x(x1(a)) - left)
+            let d = details(a, wall: wall)
+            html += "<rect class=\"airing\" tabindex=\"0\" role=\"button\" data-details=\"\(escape(d))\" aria-label=\"\(escape(d))\""
+            html += " x=\"\(n(left))\" y=\"\(n(y + 2))\" width=\"\(n(w))\" height=\"\(n(laneHeight - 4))\" fill=\"\(colours[a.reference]!)\">"
+            html += "<title>\(escape(d))</title></rect>\n"
+        }
+        html += "</svg>\n<div id=\"details\" aria-live=\"polite\">Hover over an airing, or focus one with Tab, to see its details here.</div>\n"
+
+        // Summary table.
+        html += "<h2>Summary</h2>\n<table>\n<thead><tr><th scope=\"col\">reference</th><th scope=\"col\">title</th><th scope=\"col\">artist</th>"
+        html += "<th scope=\"col\" class=\"num\">plays</th><th scope=\"col\" class=\"num\">airtime</th><th scope=\"col\" class=\"num\">mean fraction aired</th>"
+        html += "<th scope=\"col\" class=\"num\">mean confidence</th></tr></thead>\n<tbody>\n"
+        for ref in referenceOrder {
+            let group = references[ref]!.map { airings[$0] }
+            let airtime = group.reduce(0) { $0 + $1.durationAired }
+            let fractions = group.compactMap(\.fractionAired)
+            let fraction = fractions.isEmpty ? "–" : String(format: "%.0f %%", 100 * fractions.reduce(0, +) / Double(fractions.count))
+            let confidence = group.reduce(0) { $0 + $1.confidence } / Double(group.count)
+            html += "<tr><td><span style=\"color:\(colours[ref]!)\">■</span> \(escape(ref))</td><td>\(escape(group[0].title ?? ""))</td>"
+            html += "<td>\(escape(group[0].artist ?? ""))</td><td class=\"num\">\(group.count)</td><td class=\"num\">\(clock(airtime))</td>"
+            html += "<td class=\"num\">\(fraction)</td><td class=\"num\">\(String(format: "%.2f", confidence))</td></tr>\n"
+        }
+        html += "</tbody>\n</table>\n"
+
+        // Alignment plots.
+        html += "<h2>Alignment</h2>\n<p>Reference time against \(wall ? "wall-clock" : "recording") time, one line per airing: "
+        html += "a straight line rising one reference second per second is a clean airing, another slope a speed change, a step a jump or an edit, a gap a cut.</p>\n"
+        html += "<div class=\"plots\">\n"
+        for ref in referenceOrder {
+            html += plot(references[ref]!.map { airings[$0] }, reference: ref, colour: colours[ref]!, wall: wall, x0: x0, x1: x1)
+        }
+        html += "</div>\n"
+        html += """
+        <script>
+        (function () {
+          var panel = document.getElementById("details");
+          function show(e) {
+            var t = e.target;
+            if (t && t.getAttribute && t.getAttribute("data-details")) { panel.textContent = t.getAttribute("data-details"); }
+          }
+          document.addEventListener("focusin", show);
+          document.addEventListener("mouseover", show);
+        })();
+        </script>
+        </body>
+        </html>
+
+        """
+        return html
+    }
+
+    /// One alignment plot (600 × 240) of a reference's airings. Airings far apart in time (a
+    /// spot repeated hours later) get panels of their own on a broken time axis (up to
+    /// ``maximumPanels``; more share one continuous axis), so each line keeps its shape.
+    private static func plot(_ group: [Airing], reference: String, colour: String, wall: Bool,
+                             x0: (Airing) -> Double, x1: (Airing) -> Double) -> String {
+        let w = 600.0, h = 240.0, left = 70.0, right = 30.0, top = 10.0, bottom = 30.0, gap = 14.0
+        // Panels: airings closer than a minute (or than half the panel so far) share one.
+        var panels: [(lo: Double, hi: Double)] = []
+        var panelOf: [Int] = Array(repeating: 0, count: group.count)
+        for i in group.indices.sorted(by: { x0(group[$0]) < x0(group[$1]) }) {
+            let a = group[i]
+            if let last = panels.last, x0(a) - last.hi <= max(60, 0.5 * (last.hi - last.lo)) {
+                panels[panels.count - 1].hi = max(last.hi, x1(a))
+            } else {
+                panels.append((x0(a), x1(a)))
+            }
+            panelOf[i] = panels.count - 1
+        }
+        if panels.count > maximumPanels {
+            panels = [(group.map(x0).min() ?? 0, group.map(x1).max() ?? 1)]
+            panelOf = Array(repeating: 0, count: group.count)
+        }
+        for i in panels.indices {
+            let pad = max(2, (panels[i].hi - panels[i].lo) * 0.05)
+            panels[i].lo -= pad
+            panels[i].hi += pad
+        }
+        // Panel widths: proportional to their time spans, none under 15 % of the total.
+        let available = w - left - right - gap * Double(panels.count - 1)
+        let spans = panels.map { $0.hi - $0.lo }
+        let total = spans.reduce(0, +)
+        let weights = spans.map { max($0, 0.15 * total) }
+        let weightSum = weights.reduce(0, +)
+        var panelLeft: [Double] = []
+        var panelWidth: [Double] = []
+        var cursor = left
+        for weight in weights {
+            panelLeft.append(cursor)
+            panelWidth.append(available * weight / weightSum)
+            cursor += available * weight / weightSum + gap
+        }
+        // Reference axis: a window of the reference around what aired, at the time axis' scale
+        // when that holds it (a clean airing then rises at 45°), else just holding it; the whole
+        // reference when the window would be longer.
+        let fullMax = max(group.compactMap(\.referenceDuration).max() ?? 0,
+                          group.map { max($0.referenceStart, $0.referenceEnd) }.max() ?? 0, 1)
+        let fullMin = min(0, group.map { min($0.referenceStart, $0.referenceEnd) }.min() ?? 0)
+        let airedLo = group.map { min($0.referenceStart, $0.referenceEnd) }.min() ?? 0
+        let airedHi = group.map { max($0.referenceStart, $0.referenceEnd) }.max() ?? 1
+        var refMin = fullMin, refMax = fullMax
+        let secondsPerPixel = zip(spans, panelWidth).map { $0 / $1 }.min() ?? 1
+        let span = max(secondsPerPixel * (h - top - bottom), (airedHi - airedLo) * 1.1, 2)
+        if span < fullMax - fullMin {
+            let centre = (airedLo + airedHi) / 2
+            refMin = max(fullMin, min(centre - span / 2, fullMax - span))
+            refMax = refMin + span
+        }
+        func x(_ t: Double, _ k: Int) -> Double { panelLeft[k] + (t - panels[k].lo) / (panels[k].hi - panels[k].lo) * panelWidth[k] }
+        func y(_ r: Double) -> Double { top + (1 - (r - refMin) / (refMax - refMin)) * (h - top - bottom) }
+        let name = group[0].title.map { "\($0) (\(reference))" } ?? reference
+        var s = "<figure><figcaption>\(escape(name))</figcaption>\n"
+        s += "<svg class=\"alignment\" viewBox=\"0 0 \(n(w)) \(n(h))\" width=\"\(n(w))\" role=\"group\" aria-label=\"alignment of \(escape(reference))\">\n"
+        for k in panels.indices {
+            s += "<rect class=\"frame\" x=\"\(n(panelLeft[k]))\" y=\"\(n(top))\" width=\"\(n(panelWidth[k]))\" height=\"\(n(h - top - bottom))\"/>\n"
+            let count = max(1, Int(panelWidth[k] / 110))
+            for (t, label) in ticks(lo: panels[k].lo, hi: panels[k].hi, wall: wall, count: count) {
+                s += "<line class=\"grid\" x1=\"\(n(x(t, k)))\" x2=\"\(n(x(t, k)))\" y1=\"\(n(top))\" y2=\"\(n(h - bottom))\"/>"
+                s += "<text x=\"\(n(x(t, k)))\" y=\"\(n(h - bottom + 14))\" text-anchor=\"middle\">\(escape(label))</text>\n"
+            }
+            if k > 0 {
+                // The break between two panels: two slanted strokes on the time axis.
+                let mid = panelLeft[k] - gap / 2
+                s += "<path class=\"frame\" d=\"M\(n(mid - 5)) \(n(h - bottom + 5)) l4 -10 M\(n(mid + 1)) \(n(h - bottom + 5)) l4 -10\"/>\n"
+            }
+        }
+        for (r, label) in ticks(lo: refMin, hi: refMax, wall: false, count: 5) {
+            for k in panels.indices {
+                s += "<line class=\"grid\" x1=\"\(n(panelLeft[k]))\" x2=\"\(n(panelLeft[k] + panelWidth[k]))\" y1=\"\(n(y(r)))\" y2=\"\(n(y(r)))\"/>"
+            }
+            s += "<text x=\"\(n(left - 6))\" y=\"\(n(y(r) + 4))\" text-anchor=\"end\">\(escape(label))</text>\n"
+        }
+        s += "<text x=\"\(n(left + (w - left - right) / 2))\" y=\"\(n(h - 2))\" text-anchor=\"middle\">\(wall ? "wall-clock time (UTC)" : "recording time")\(panels.count > 1 ? ", broken between airings" : "")</text>\n"
+        s += "<text transform=\"translate(12 \(n(top + (h - top - bottom) / 2))) rotate(-90)\" text-anchor=\"middle\">reference time</text>\n"
+        for (i, a) in group.enumerated() {
+            let d = details(a, wall: wall)
+            let k = panelOf[i]
+            s += "<line class=\"plot-line\" tabindex=\"0\" data-details=\"\(escape(d))\" stroke=\"\(colour)\" x1=\"\(n(x(x0(a), k)))\" y1=\"\(n(y(a.referenceStart)))\""
+            s += " x2=\"\(n(x(x1(a), k)))\" y2=\"\(n(y(a.referenceEnd)))\"><title>\(escape(d))</title></line>\n"
+        }
+        s += "</svg></figure>\n"
+        return s
+    }
+
+    /// Most panels of one alignment plot's broken time axis.
+    static let maximumPanels = 4
+
+    /// The one-line details of an airing.
+    static func details(_ a: Airing, wall: Bool) -> String {
+        var parts = [[a.title, a.artist].compactMap { $0 }.joined(separator: " – ") + " (\(a.reference))", a.source]
+        if let ws = a.wallStart {
+            parts.append("\(iso(ws)) to \(iso(a.wallEnd ?? ws + a.durationAired))")
+        }
+        parts.append("recording \(clock(a.start, milliseconds: true))–\(clock(a.end, milliseconds: true))")
+        parts.append("reference \(clock(a.referenceStart, milliseconds: true))–\(clock(a.referenceEnd, milliseconds: true))")
+        parts.append(String(format: "aired %.1f s", a.durationAired) + (a.fractionAired.map { String(format: " (%.0f %% of the reference)", $0 * 100) } ?? ""))
+        parts.append(String(format: "confidence %.2f", a.confidence))
+        if abs(a.frequencySkew) >= 0.0005 { parts.append(String(format: "skew %+.1f %%", a.frequencySkew * 100)) }
+        if abs(a.timeScale - 1) >= 0.0005 { parts.append(String(format: "speed %.3f", a.timeScale)) }
+        if a.marker == true { parts.append("marker") }
+        return parts.joined(separator: " · ")
+    }
+
+    /// Axis ticks: a round step (1 s … 1 day) giving about `count` ticks, labelled `hh:mm:ss`
+    /// (wall-clock: UTC time of day, with the date when the span crosses midnight).
+    static func ticks(lo: Double, hi: Double, wall: Bool, count: Int = 10) -> [(Double, String)] {
+        let steps: [Double] = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+                               172_800, 604_800, 2_592_000]
+        let span = hi - lo
+        guard span > 0, span.isFinite else { return [] }
+        let step = steps.first { span / $0 <= Double(count) } ?? (span / Double(count)).rounded(.up)
+        var t = (lo / step).rounded(.up) * step
+        var out: [(Double, String)] = []
+        let days = wall && Int((lo / 86_400).rounded(.down)) != Int((hi / 86_400).rounded(.down))
+        while t <= hi + 1e-9 && out.count < 100 {
+            if wall {
+                let stamp = iso(t)  // 2026-12-01T08:00:00.000Z
+                let time = String(stamp.dropFirst(11).prefix(8))
+                out.append((t, days ? String(stamp.dropFirst(5).prefix(5)) + " " + time : time))
+            } else {
+                out.append((t, clock(t)))
+            }
+            t += step
+        }
+        return out
+    }
+
+    /// `hh:mm:ss` (`.mmm` with `milliseconds`); see ``TimeText/clock(_:milliseconds:)``.
+    static func clock(_ seconds: Double, milliseconds: Bool = false) -> String { TimeText.clock(seconds, milliseconds: milliseconds) }
+
+    /// ISO-8601 UTC with milliseconds; see ``TimeText/iso(_:)``.
+    public static func iso(_ unixSeconds: Double) -> String { TimeText.iso(unixSeconds) }
+
+    /// A distinct colour per reference (golden-angle hues, dark enough for white text contrast).
+    static func colour(_ i: Int) -> String {
+        let hue = (Double(i) * 137.508).truncatingRemainder(dividingBy: 360)
+        return String(format: "hsl(%.0f, 62%%, %d%%)", hue, 38 + (i % 3) * 7)
+    }
+
+    /// A number for SVG attributes (at most 2 decimals).
+    static func n(_ v: Double) -> String {
+        let r = (v * 100).rounded() / 100
+        return r == r.rounded() ? String(Int(r)) : String(format: "%.2f", r)
+    }
+
+    /// `text` shortened to `count` characters with an ellipsis.
+    static func truncate(_ text: String, _ count: Int) -> String {
+        text.count <= count ? text : String(text.prefix(count - 1)) + "…"
+    }
+
+    /// HTML text and attribute escaping (`&`, `<`, `>`, `"`, `'`); control characters become spaces.
+    public static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c.properties.generalCategory == .control ? " " : c)
+            }
+        }
+        return out
+    }
+}

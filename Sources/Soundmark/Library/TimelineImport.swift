@@ -1,0 +1,49 @@
+/// Turns consolidated activity rows (``ActivityTimeline``: `soundmark monitor` events or another
+/// recogniser's callbacks) into library ``Airing``s.
+public enum TimelineImport {
+    /// The airings of `rows`, one per row with a `material_id` (the reference id); rows
+    /// without one are skipped.
+    ///
+    /// - Recording times: a row's display field `start` (the monitor's segment start) when it
+    ///   is a number, else its first-seen `time`; its end is ``TimelineRow/end``, else its
+    ///   numeric `end` field, else the start. When the payload times were ISO-8601 (wall-clock)
+    ///   times, recording times count from the earliest row's first-seen time.
+    /// - Wall-clock times: from `startTime` (Unix seconds of recording time 0) when given; else
+    ///   ISO-8601 payload times; else the monitor's `wall_time` field (the wall clock of the
+    ///   payload's `time`); else none.
+    /// - Reference times: the numeric `referenceStart` field, else the first-seen `position`;
+    ///   the end follows at time scale 1. `confidence` and `frequencySkew` fields when numeric
+    ///   (else 0); `title` and `artist` fields; the marker when a payload reported one.
+    public static func airings(from rows: [TimelineRow], startTime: Double? = nil) -> [Airing] {
+        let isoTimes = rows.contains { $0.firstSeen.timestamp != nil }
+        let origin = isoTimes ? rows.compactMap(\.firstSeen.time).min() ?? 0 : 0
+        var out: [Airing] = []
+        for row in rows {
+            guard let reference = row.materialID else { continue }
+            guard let seen = row.firstSeen.time ?? row.fields["start"]?.numberValue else { continue }
+            var start = seen - origin, end = (row.end ?? seen) - origin
+            if !isoTimes {
+                start = row.fields["start"]?.numberValue ?? seen
+                end = row.end ?? row.fields["end"]?.numberValue ?? start
+            }
+            if end < start { end = start }
+            var wallStart: Double?
+            if let startTime {
+                wallStart = startTime + start
+            } else if isoTimes {
+                wallStart = origin + start
+            } else if let wall = row.fields["wall_time"]?.stringValue.flatMap(TimelinePayload.parseISO8601) {
+                wallStart = wall - seen + start
+            }
+            let referenceStart = row.fields["referenceStart"]?.numberValue ?? row.firstSeen.position ?? 0
+            out.append(Airing(reference: reference, title: row.fields["title"]?.stringValue,
+                              artist: row.fields["artist"]?.stringValue, start: start, end: end,
+                              wallStart: wallStart, wallEnd: wallStart.map { $0 + end - start },
+                              referenceStart: referenceStart, referenceEnd: referenceStart + (end - start),
+                              confidence: row.fields["confidence"]?.numberValue ?? 0,
+                              frequencySkew: row.fields["frequencySkew"]?.numberValue ?? 0,
+                              marker: row.marker ? true : nil))
+        }
+        return out
+    }
+}

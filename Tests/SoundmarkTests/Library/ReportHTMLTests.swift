@@ -1,0 +1,87 @@
+import Foundation
+import XCTest
+@testable import Soundmark
+
+/// The HTML report page: one block and one plot line per airing, escaping, axes.
+final class ReportHTMLTests: XCTestCase {
+    private func count(_ needle: String, in text: String) -> Int { text.components(separatedBy: needle).count - 1 }
+
+    func testOneBlockAndOnePlotLinePerAiringAndEscapedText() {
+        let airings = [
+            Airing(recording: 1, source: "radio <1>", reference: "spot-a", title: "Fish & \"Chips\"", artist: "<script>x</script>",
+                   referenceDuration: 30, start: 10, end: 30, referenceStart: 0, referenceEnd: 20, confidence: 0.9),
+            Airing(recording: 1, source: "radio <1>", reference: "spot-a", title: "Fish & \"Chips\"", referenceDuration: 30,
+                   start: 100, end: 110, referenceStart: 20, referenceEnd: 30, confidence: 0.8),
+            Airing(recording: 2, source: "tv", reference: "spot-b", start: 5, end: 6, referenceStart: 2, referenceEnd: 3.05,
+                   confidence: 0.7, frequencySkew: 0.05, timeScale: 1.05, marker: true),
+        ]
+        let page = ReportHTML.page(airings, title: "Report <&>", recordingNames: [1: "/data/day1.ts", 2: "tv.mp4"])
+        XCTAssertEqual(count("<rect class=\"airing\"", in: page), 3)
+        XCTAssertEqual(count("<line class=\"plot-line\"", in: page), 3)
+        XCTAssertEqual(count("tabindex=\"0\" role=\"button\"", in: page), 3)
+        XCTAssertEqual(count("<figure>", in: page), 2, "one alignment plot per reference")
+        XCTAssertEqual(count("class=\"lane-bg\"", in: page), 2, "one lane per recording without wall-clock times")
+        XCTAssertTrue(page.contains("radio &lt;1&gt; · day1.ts"))
+        XCTAssertTrue(page.contains("<h1>Report &lt;&amp;&gt;</h1>"))
+        XCTAssertFalse(page.contains("<script>x</script>"))
+        XCTAssertTrue(page.contains("&lt;script&gt;x&lt;/script&gt;"))
+        XCTAssertFalse(page.contains("http://") || page.contains("https://") || page.contains("src="))
+        let details = ReportHTML.details(airings[2], wall: false)
+        XCTAssertEqual(details, " (spot-b) · tv · recording 00:00:05.000–00:00:06.000 · reference 00:00:02.000–00:00:03.050 · aired 1.0 s · confidence 0.70 · skew +5.0 % · speed 1.050 · marker")
+    }
+
+    func testWallClockPagesHaveALanePerSourceAndAClockAxis() {
+        let t0 = 1_796_083_200.0 + 8 * 3600  // 2026-12-01T08:00:00Z
+        let airings = (0..<3).map { i in
+            Airing(recording: Int64(i), source: i == 2 ? "radio2" : "radio1", reference: "spot", start: 0, end: 20,
+                   wallStart: t0 + Double(i) * 600, wallEnd: t0 + Double(i) * 600 + 20, referenceStart: 0, referenceEnd: 20, confidence: 1)
+        }
+        let page = ReportHTML.page(airings, title: "t")
+        XCTAssertEqual(count("class=\"lane-bg\"", in: page), 2)
+        XCTAssertTrue(page.contains(">08:00:00</text>"), "hh:mm:ss ticks on the UTC axis")
+        XCTAssertTrue(page.contains(">08:20:00</text>"))
+    }
+
+    func testRepeatedAiringsGetPanelsOfABrokenTimeAxis() {
+        func airings(_ count: Int, apart: Double) -> [Airing] {
+            (0..<count).map { i in
+                Airing(recording: 1, source: "r", reference: "spot", referenceDuration: 30, start: Double(i) * apart,
+                       end: Double(i) * apart + 20, referenceStart: 5, referenceEnd: 25, confidence: 1)
+            }
+        }
+        func frames(_ page: String) -> Int { count("<rect class=\"frame\"", in: page) }
+        XCTAssertEqual(frames(ReportHTML.page(airings(2, apart: 7200), title: "t")), 2)
+        XCTAssertTrue(ReportHTML.page(airings(2, apart: 7200), title: "t").contains("broken between airings"))
+        XCTAssertEqual(frames(ReportHTML.page(airings(3, apart: 30), title: "t")), 1, "airings a few seconds apart share a panel")
+        XCTAssertEqual(frames(ReportHTML.page(airings(ReportHTML.maximumPanels + 1, apart: 7200), title: "t")), 1,
+                       "too many panels: one continuous axis")
+        XCTAssertEqual(count("<line class=\"plot-line\"", in: ReportHTML.page(airings(2, apart: 7200), title: "t")), 2)
+    }
+
+    func testTicksAreRoundAndLabelledHoursMinutesSeconds() {
+        XCTAssertEqual(ReportHTML.ticks(lo: 0, hi: 158, wall: false).map(\.1),
+                       ["00:00:00", "00:00:30", "00:01:00", "00:01:30", "00:02:00", "00:02:30"])
+        XCTAssertEqual(ReportHTML.ticks(lo: 0, hi: 2700, wall: false).map(\.1),
+                       ["00:00:00", "00:05:00", "00:10:00", "00:15:00", "00:20:00", "00:25:00", "00:30:00", "00:35:00", "00:40:00", "00:45:00"])
+        let midnight = 1_796_083_200.0
+        XCTAssertEqual(ReportHTML.ticks(lo: midnight - 3600, hi: midnight + 3600, wall: true, count: 2).map(\.1),
+                       ["11-30 23:00:00", "12-01 00:00:00", "12-01 01:00:00"])
+        XCTAssertEqual(ReportHTML.iso(midnight + 0.25), "2026-12-01T00:00:00.250Z")
+        XCTAssertEqual(ReportHTML.clock(-1.5, milliseconds: true), "-00:00:01.500")
+    }
+
+    func testFastTextMatchesPrintf() {
+        for v in [0.0, -0.0001, 1.5, 2.25, -3.14159, 12345.6789, 0.99995, 86_399.9996] {
+            for d in [0, 2, 3, 4, 5] {
+                var printf = String(format: "%.\(d)f", v)
+                if Double(printf) == 0 && printf.hasPrefix("-") { printf.removeFirst() }  // no negative zero
+                XCTAssertEqual(TimeText.fixed(v, d), printf, "\(v) with \(d) decimals")
+            }
+        }
+        XCTAssertEqual(TimeText.fixed(-0.00001, 3), "0.000")
+        XCTAssertEqual(TimeText.clock(3725.4), "01:02:05")
+        XCTAssertEqual(TimeText.clock(3725.4567, milliseconds: true), "01:02:05.457")
+        XCTAssertEqual(TimeText.iso(-0.5), "1969-12-31T23:59:59.500Z")
+        XCTAssertEqual(TimeText.iso(1_796_083_200 + 86_399.9996), "2026-12-02T00:00:00.000Z")
+    }
+}
