@@ -1,0 +1,218 @@
+import Foundation
+
+/// A payload found in a stretch of media.
+public struct MarkerDetection: Sendable, Equatable {
+    /// The 32-bit payload.
+    public let payload: UInt32
+    /// Start of the stretch in seconds on the media's playback time line (the start of the first
+    /// analysis window that decoded it).
+    public var start: Double
+    /// End of the stretch in seconds (the end of the last window that decoded it).
+    public var end: Double
+    /// Mean over the windows of the share of coded bits whose soft value agrees with the decoded
+    /// codeword: 0.5 is chance, 1 every coded bit agrees.
+    public var confidence: Double
+    /// Number of analysis windows that decoded this payload.
+    public var windows: Int
+}
+
+/// Finds audio markers (``MarkerEmbedder``) in mono 16 kHz audio.
+///
+/// The audio is cut into windows of ``windowSeconds`` (10 s) every ``hopSeconds`` (5 s); the last
+/// window is aligned to the end, and audio shorter than a window is one window if it holds at
+/// least ``minimumSeconds``. In each window the short-time spectrum is taken on 8 frame grids
+/// 2 ms apart; each cell's log power minus the mean of the same cell two frames (32 ms) before
+/// and after (the audio's own slow changes cancel) is clipped to ±3 and folded modulo the
+/// block (320 frames), so a window of two blocks adds each cell twice. *Synchronisation*: for
+/// every grid and each of the 320 block phases, the folded sync cells are correlated with their
+/// chips and normalised (z-score: about N(0, 1) for unmarked audio). The best grid and phase, if
+/// its z reaches ``syncThreshold``, is the only candidate of the window: its data cells give the
+/// 186 soft coded bits, Viterbi decodes them and the payload is reported only if its CRC-24
+/// matches.
+///
+/// **False detections.** One Viterbi decoding per window, accepted only on a CRC-24 match: for
+/// unmarked audio the decoded 56 bits are as good as random with respect to the CRC, so a window
+/// reports a false payload with probability at most 2⁻²⁴ ≈ 6·10⁻⁸ (the sync threshold only lowers
+/// it further): fewer than one false payload expected in 1900 years of audio at a 5 s hop.
+///
+/// Not thread-safe: use one instance per thread.
+public final class MarkerDetector {
+    /// Window length in seconds.
+    public static let windowSeconds = 10.0
+    /// Hop between windows in seconds.
+    public static let hopSeconds = 5.0
+    /// Shortest audio analysed, seconds (a block and the context of the cell differences).
+    public static let minimumSeconds = 5.5
+    /// Normalised sync correlation a window's best candidate needs before it is decoded.
+    public static let syncThreshold: Float = 4.5
+    /// Frame grids tried per hop (offsets of 32 samples = 2 ms).
+    static let grids = 8
+
+    private let transform = MarkerTransform()
+
+    /// Creates a detector.
+    public init() {}
+
+    /// The result of one window: the payload (nil when nothing decoded), the sync z-score and the agreement.
+    struct WindowResult {
+        var payload: UInt32?
+        var z: Float
+        var confidence: Double
+    }
+
+    /// Finds the payloads in `samples` (mono, 16 kHz, sample 0 at time `origin` seconds).
+    /// - Returns: one detection per run of consecutive windows that decoded the same payload, in time order.
+    public func detect(samples: [Float], origin: Double = 0) -> [MarkerDetection] {
+        var runs: [MarkerDetection] = []
+        let rate = MarkerLayout.sampleRate
+        let window = Int(Self.windowSeconds) * rate, hop = Int(Self.hopSeconds) * rate
+        samples.withUnsafeBufferPointer { all in
+            for (start, count) in Self.windowPlan(total: all.count, window: window, hop: hop) {
+                let result = analyse(UnsafeBufferPointer(rebasing: all[start ..< start + count]))
+                guard let payload = result.payload else { continue }
+                let from = origin + Double(start) / Double(rate), to = origin + Double(start + count) / Double(rate)
+                Self.add(MarkerDetection(payload: payload, start: from, end: to, confidence: result.confidence, windows: 1), to: &runs)
+            }
+        }
+        return runs
+    }
+
+    /// Decodes `decoder`'s audio (opened at ``MarkerLayout/sampleRate``) window by window, holding
+    /// at most one window in memory.
+    /// - Throws: decoding errors from `decoder`.
+    public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
+        let rate = MarkerLayout.sampleRate
+        let window = Int(Self.windowSeconds) * rate, hop = Int(Self.hopSeconds) * rate
+        var buffer: [Float] = []
+        var bufferStart = 0 // absolute sample of buffer[0]
+        var nextStart = 0
+        var lastEnd = 0
+        var runs: [MarkerDetection] = []
+        func run(_ start: Int, _ count: Int) {
+            let local = start - bufferStart
+            let result = buffer.withUnsafeBufferPointer { analyse(UnsafeBufferPointer(rebasing: $0[local ..< local + count])) }
+            lastEnd = start + count
+            guard let payload = result.payload else { return }
+            Self.add(MarkerDetection(payload: payload, start: Double(start) / Double(rate), end: Double(start + count) / Double(rate),
+                                     confidence: result.confidence, windows: 1), to: &runs)
+        }
+        while let chunk = try decoder.nextChunk() {
+            buffer.append(contentsOf: chunk.samples)
+            while bufferStart + buffer.count >= nextStart + window {
+                run(nextStart, window)
+                nextStart += hop
+                let drop = nextStart - bufferStart
+                buffer.removeFirst(drop)
+                bufferStart = nextStart
+            }
+        }
+        let total = bufferStart + buffer.count
+        if lastEnd == 0 {
+            if total >= Int(Self.minimumSeconds * Double(rate)) { run(bufferStart, buffer.count) }
+        } else if total - lastEnd >= rate, total >= window {
+            run(total - window, window) // the buffer still holds the last window's audio
+        }
+        return runs
+    }
+
+    /// The windows (start, count) for `total` samples.
+    static func windowPlan(total: Int, window: Int, hop: Int) -> [(Int, Int)] {
+        let rate = MarkerLayout.sampleRate
+        if total < window {
+            return total >= Int(minimumSeconds * Double(rate)) ? [(0, total)] : []
+        }
+        var plan: [(Int, Int)] = []
+        var start = 0
+        while start + window <= total { plan.append((start, window)); start += hop }
+        if let last = plan.last, total - (last.0 + window) >= rate { plan.append((total - window, window)) }
+        return plan
+    }
+
+    /// Extends the last run when it has the same payload and touches the window, else starts a run.
+    static func add(_ detection: MarkerDetection, to runs: inout [MarkerDetection]) {
+        if let last = runs.last, last.payload == detection.payload, detection.start <= last.end + 1e-9 {
+            let n = Double(last.windows)
+            runs[runs.count - 1].end = max(last.end, detection.end)
+            runs[runs.count - 1].confidence = (last.confidence * n + detection.confidence) / (n + 1)
+            runs[runs.count - 1].windows += 1
+        } else {
+            runs.append(detection)
+        }
+    }
+
+    /// Analyses one window of audio.
+    func analyse(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
+        let n = MarkerLayout.frameLength, hop = MarkerLayout.hopLength
+        let cells = MarkerLayout.cellsPerFrame, width = MarkerLayout.cellWidth, first = MarkerLayout.firstBin
+        let blockFrames = MarkerLayout.blockFrames
+        let step = hop / Self.grids
+        var best: (z: Float, grid: Int, phase: Int) = (-.infinity, 0, 0)
+        var bestFolded: [Float] = []
+        var logs: [Float] = []
+        var folded = [Float](repeating: 0, count: blockFrames * cells)
+        for grid in 0..<Self.grids {
+            let frames = samples.count >= grid * step + n ? (samples.count - grid * step - n) / hop + 1 : 0
+            guard frames >= blockFrames + 4 else { continue }
+            // Log power per cell and frame.
+            logs = [Float](repeating: 0, count: frames * cells)
+            for t in 0..<frames {
+                transform.analyse(samples, start: grid * step + t * hop)
+                let s = transform.spectrum
+                var sum: Float = 0
+                for c in 0..<cells {
+                    var p: Float = 0
+                    for b in 0..<width {
+                        let k = first + c * width + b
+                        p += s[2 * k] * s[2 * k] + s[2 * k + 1] * s[2 * k + 1]
+                    }
+                    logs[t * cells + c] = p
+                    sum += p
+                }
+                let floor = sum / Float(cells) * 1e-3 + 1e-12
+                for c in 0..<cells { logs[t * cells + c] = logf(logs[t * cells + c] + floor) }
+            }
+            // Cell differences against the frames 32 ms before and after, folded modulo the block.
+            for i in folded.indices { folded[i] = 0 }
+            for t in 2..<(frames - 2) {
+                let q = t % blockFrames
+                for c in 0..<cells {
+                    let v = logs[t * cells + c] - 0.5 * (logs[(t - 2) * cells + c] + logs[(t + 2) * cells + c])
+                    folded[q * cells + c] += min(3, max(-3, v))
+                }
+            }
+            // Sync: correlation with the chips at every block phase.
+            let chips = MarkerLayout.chips
+            for phase in 0..<blockFrames {
+                var score: Float = 0, energy: Float = 0
+                for q0 in 0..<blockFrames {
+                    let q = (q0 + phase) % blockFrames
+                    var c = (4 - q & 3) & 3
+                    while c < cells {
+                        let w = folded[q0 * cells + c]
+                        score += w * chips[q * cells + c]
+                        energy += w * w
+                        c += 4
+                    }
+                }
+                let z = energy > 0 ? score / energy.squareRoot() : 0
+                if z > best.z {
+                    best = (z, grid, phase)
+                    bestFolded = folded
+                }
+            }
+        }
+        guard best.z >= Self.syncThreshold else { return WindowResult(payload: nil, z: max(best.z, 0), confidence: 0) }
+        var soft = [Float](repeating: 0, count: MarkerLayout.codedBits)
+        for q0 in 0..<blockFrames {
+            let q = (q0 + best.phase) % blockFrames
+            for c in 0..<cells {
+                let bit = MarkerLayout.bitOfCell[q * cells + c]
+                if bit >= 0 { soft[Int(bit)] += bestFolded[q0 * cells + c] * MarkerLayout.chips[q * cells + c] }
+            }
+        }
+        guard let payload = MarkerCode.decode(soft: soft) else { return WindowResult(payload: nil, z: best.z, confidence: 0) }
+        let coded = MarkerCode.encode(payload: payload)
+        let agree = zip(coded, soft).filter { ($1 > 0) == $0 }.count
+        return WindowResult(payload: payload, z: best.z, confidence: Double(agree) / Double(coded.count))
+    }
+}

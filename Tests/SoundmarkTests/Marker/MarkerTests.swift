@@ -1,0 +1,74 @@
+import XCTest
+@testable import Soundmark
+
+final class MarkerTests: XCTestCase {
+    /// Deterministic music-like test signal at 16 kHz: chords of harmonic tones changing every
+    /// 250 ms with a decaying envelope, over quiet noise.
+    static func music(seconds: Double, seed: UInt64 = 7) -> [Float] {
+        var rng = SplitMix64(seed: seed)
+        let rate = 16_000, count = Int(seconds * Double(rate))
+        var out = [Float](repeating: 0, count: count)
+        let note = rate / 4
+        var start = 0
+        while start < count {
+            let root = 110 * pow(2, Double(rng.next() % 24) / 12)
+            for voice in 0..<3 {
+                let f = root * [1, 1.26, 1.5][voice]
+                for h in 1...8 where f * Double(h) < 7000 {
+                    let amp = 0.08 / Double(h)
+                    let phase = Double(rng.next() % 1000) / 1000 * 2 * .pi
+                    for i in start..<min(count, start + note) {
+                        let t = Double(i - start) / Double(rate)
+                        out[i] += Float(amp * exp(-3 * t) * sin(2 * .pi * f * Double(h) * t + phase))
+                    }
+                }
+            }
+            start += note
+        }
+        for i in 0..<count { out[i] += Float(Int(rng.next() % 2001) - 1000) / 1000 * 0.003 }
+        return out
+    }
+
+    func testCodeRoundTripAndCRC() {
+        for payload: UInt32 in [0, 1, 0xDEAD_BEEF, 0xFFFF_FFFF, 123_456] {
+            let coded = MarkerCode.encode(payload: payload)
+            XCTAssertEqual(coded.count, 186)
+            XCTAssertEqual(MarkerCode.decode(soft: coded.map { $0 ? 1 : -1 }), payload)
+            // 12 coded bits flipped out of 186 are corrected.
+            var soft: [Float] = coded.map { $0 ? 1 : -1 }
+            for i in stride(from: 3, to: 186, by: 15) { soft[i] = -soft[i] }
+            XCTAssertEqual(MarkerCode.decode(soft: soft), payload)
+        }
+        // CRC-24/OpenPGP check value of "123456789" is 0x21CF02; here over 4 bytes, fixed values.
+        XCTAssertNotEqual(MarkerCode.crc24(1), MarkerCode.crc24(2))
+    }
+
+    func testRoundTripInMemory() {
+        let audio = Self.music(seconds: 12)
+        let mark = MarkerEmbedder(payload: 0xC0FFEE, strength: -20).mark(for: audio)
+        XCTAssertEqual(mark.count, audio.count)
+        // The mark sits about 20 dB under the audio (the whole band is marked; energy outside it is not).
+        let markPower = mark.reduce(0) { $0 + Double($1 * $1) }, audioPower = audio.reduce(0) { $0 + Double($1 * $1) }
+        let ratio = 10 * log10(markPower / audioPower)
+        XCTAssertLessThan(ratio, -20)
+        XCTAssertGreaterThan(ratio, -40)
+        let marked = zip(audio, mark).map { $0 + $1 }
+        let found = MarkerDetector().detect(samples: marked)
+        XCTAssertEqual(found.map(\.payload), [0xC0FFEE])
+        XCTAssertEqual(found.first?.start, 0)
+        XCTAssertEqual(found.first?.end ?? 0, 12, accuracy: 0.001)
+        XCTAssertGreaterThan(found.first?.confidence ?? 0, 0.8)
+        XCTAssertEqual(MarkerDetector().detect(samples: audio), [])
+    }
+
+    func testDecodesAfterCutAndNoise() {
+        let audio = Self.music(seconds: 20, seed: 11)
+        let mark = MarkerEmbedder(payload: 42).mark(for: audio)
+        var rng = SplitMix64(seed: 3)
+        // Cut 3.3317 s off the start (not on the frame grid), add noise about 25 dB under the audio.
+        let cut = Array(zip(audio, mark).map { $0 + $1 }.dropFirst(53_307))
+        let noisy = cut.map { $0 + Float(Int(rng.next() % 2001) - 1000) / 1000 * 0.004 }
+        let found = MarkerDetector().detect(samples: noisy)
+        XCTAssertEqual(found.map(\.payload), [42])
+    }
+}
