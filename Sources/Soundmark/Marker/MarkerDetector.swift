@@ -78,7 +78,7 @@ public final class MarkerDetector {
     }
 
     /// Decodes `decoder`'s audio (opened at ``MarkerLayout/sampleRate``) window by window, holding
-    /// at most one window in memory.
+    /// at most a window and a hop in memory; same windows as ``detect(samples:origin:)``.
     /// - Throws: decoding errors from `decoder`.
     public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
         let rate = MarkerLayout.sampleRate
@@ -100,10 +100,11 @@ public final class MarkerDetector {
             buffer.append(contentsOf: chunk.samples)
             while bufferStart + buffer.count >= nextStart + window {
                 run(nextStart, window)
-                nextStart += hop
+                // Keep the last window's audio: a final window aligned to the end starts inside it.
                 let drop = nextStart - bufferStart
                 buffer.removeFirst(drop)
                 bufferStart = nextStart
+                nextStart += hop
             }
         }
         let total = bufferStart + buffer.count

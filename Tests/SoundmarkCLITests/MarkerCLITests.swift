@@ -1,0 +1,134 @@
+import Foundation
+import XCTest
+
+/// End-to-end tests of `soundmark marker embed` and `marker detect`.
+final class MarkerCLITests: XCTestCase {
+    private static let samples = CLISupport.root.appendingPathComponent("samples/references")
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("soundmark-marker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    @discardableResult
+    private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let out = Pipe(), err = Pipe()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    /// `ffmpeg -y ARGS OUT` (quiet), failing the test when it fails.
+    private func ffmpeg(_ arguments: [String], _ output: String) throws {
+        let r = try run("/usr/bin/env", ["ffmpeg", "-v", "error", "-y"] + arguments + [output])
+        XCTAssertEqual(r.status, 0, r.err)
+    }
+
+    /// 14 s of real music (stereo, 44.1 kHz WAV) cut from a sample reference.
+    private func music(_ name: String = "music.wav", from sample: String = "wesnoth-knolls.ogg", at start: Double = 20) throws -> String {
+        let out = path(name)
+        try ffmpeg(["-ss", "\(start)", "-t", "14", "-i", Self.samples.appendingPathComponent(sample).path, "-ar", "44100", "-ac", "2"], out)
+        return out
+    }
+
+    func testRoundTripWAVAndMP3() throws {
+        let bin = try CLISupport.soundmarkBinary()
+        let original = try music()
+        let marked = path("marked.wav")
+        let embed = try run(bin, ["marker", "embed", "--payload", "123456789", original, marked])
+        XCTAssertEqual(embed.status, 0, embed.err)
+        XCTAssertEqual(embed.err, "")
+
+        let detect = try run(bin, ["marker", "detect", marked])
+        XCTAssertEqual(detect.status, 0, detect.err)
+        XCTAssertTrue(detect.out.hasPrefix("payload 123456789 (0x075BCD15) from 00:00:00.000 to 00:00:14.000, confidence "), detect.out)
+        XCTAssertEqual(detect.out.split(separator: "\n").count, 1)
+
+        // The marked WAV keeps the original's rate, channels and length.
+        let probe = try run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels,duration_ts",
+                                             "-of", "csv=p=0", marked])
+        XCTAssertEqual(probe.out.trimmingCharacters(in: .whitespacesAndNewlines), "pcm_s16le,44100,2,617400")
+
+        let mp3 = path("marked.mp3")
+        try ffmpeg(["-i", marked, "-b:a", "128k"], mp3)
+        let json = try run(bin, ["marker", "detect", "--format", "json", mp3])
+        XCTAssertEqual(json.status, 0, json.err)
+        let object = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        let markers = object?["markers"] as? [[String: Any]] ?? []
+        XCTAssertEqual(markers.count, 1, json.out)
+        XCTAssertEqual(markers.first?["payload"] as? Int, 123_456_789)
+        XCTAssertEqual(markers.first?["start"] as? Double, 0)
+        XCTAssertEqual((markers.first?["end"] as? Double) ?? 0, 14, accuracy: 0.06) // MP3 padding
+        XCTAssertGreaterThan((markers.first?["confidence"] as? Double) ?? 0, 0.7)
+    }
+
+    func testUnmarkedAudioGivesNothing() throws {
+        let bin = try CLISupport.soundmarkBinary()
+        for (i, sample) in ["wesnoth-knolls.ogg", "supertux-chipdisko.ogg", "wesnoth-battle.ogg"].enumerated() {
+            let original = try music("plain\(i).wav", from: sample, at: 5)
+            let detect = try run(bin, ["marker", "detect", original])
+            XCTAssertEqual(detect.status, 1, sample)
+            XCTAssertEqual(detect.out, "", sample)
+            let json = try run(bin, ["marker", "detect", "--format", "json", original])
+            XCTAssertEqual(json.out, "{\"source\":\"\(original)\",\"markers\":[]}\n")
+        }
+    }
+
+    func testEncodesByExtensionAndCopiesVideo() throws {
+        let bin = try CLISupport.soundmarkBinary()
+        let original = try music()
+        let video = path("video.mkv")
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-i", original, "-t", "14", "-c:v", "mpeg4", "-c:a", "flac",
+                    "-shortest"], video)
+        let marked = path("marked.mkv")
+        let embed = try run(bin, ["marker", "embed", "--payload", "0x00C0FFEE", "--strength", "-18", video, marked])
+        XCTAssertEqual(embed.status, 0, embed.err)
+        let probe = try run("/usr/bin/env", ["ffprobe", "-v", "error", "-show_entries", "stream=codec_type,codec_name", "-of", "csv=p=0", marked])
+        XCTAssertEqual(Set(probe.out.split(separator: "\n").map(String.init)), ["mpeg4,video", "vorbis,audio"])
+        XCTAssertTrue(try run(bin, ["marker", "detect", marked]).out.hasPrefix("payload 12648430 (0x00C0FFEE) from 00:00:00.000"))
+
+        let opus = path("marked.opus")
+        XCTAssertEqual(try run(bin, ["marker", "embed", "--payload", "4294967295", original, opus]).status, 0)
+        XCTAssertTrue(try run(bin, ["marker", "detect", opus]).out.hasPrefix("payload 4294967295 (0xFFFFFFFF) from 00:00:00.000"))
+    }
+
+    func testBadInputs() throws {
+        let bin = try CLISupport.soundmarkBinary()
+        let original = try music()
+        let cases: [([String], String)] = [
+            (["marker", "embed", "--payload", "4294967296", original, path("a.wav")],
+             "soundmark: --payload takes a number 0…4294967295 (or 0x0…0xFFFFFFFF), got '4294967296' (see 'soundmark marker embed --help')\n"),
+            (["marker", "embed", "--payload", "1", "--strength", "-3", original, path("a.wav")],
+             "soundmark: --strength takes dB from -40 to -6, got '-3' (see 'soundmark marker embed --help')\n"),
+            (["marker", "embed", "--payload", "1", original, path("a.xyz")],
+             "soundmark: cannot write \(path("a.xyz")): no output format for the extension 'xyz'\n"),
+            (["marker", "embed", "--payload", "1", path("missing.wav"), path("a.wav")],
+             "soundmark: cannot open \(path("missing.wav")): no such file\n"),
+            (["marker", "embed", "--payload", "1", original, original],
+             "soundmark: cannot write \(original): it is the input file; write the marked copy elsewhere\n"),
+        ]
+        for (arguments, message) in cases {
+            let r = try run(bin, arguments)
+            XCTAssertEqual(r.status, 2, arguments.joined(separator: " "))
+            XCTAssertEqual(r.err, message)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("a.wav")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("a.xyz")))
+        // The input is untouched.
+        XCTAssertEqual(try run(bin, ["marker", "detect", original]).status, 1)
+    }
+}
