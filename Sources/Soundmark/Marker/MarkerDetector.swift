@@ -16,7 +16,9 @@ public struct MarkerDetection: Sendable, Equatable {
     public var windows: Int
 }
 
-/// Finds audio markers (``MarkerEmbedder``) in mono 16 kHz audio.
+/// Finds audio markers (``MarkerEmbedder``) in mono audio at 16 kHz (or 8 kHz: the fingerprint's
+/// rate, where frames of 256 samples give the same 31.25 Hz bins; the top cells near 4 kHz are
+/// then weakened by the resampler's anti-aliasing filter).
 ///
 /// The audio is cut into windows of ``windowSeconds`` (10 s) every ``hopSeconds`` (5 s); the last
 /// window is aligned to the end, and audio shorter than a window is one window if it holds at
@@ -35,6 +37,8 @@ public struct MarkerDetection: Sendable, Equatable {
 /// reports a false payload with probability at most 2⁻²⁴ ≈ 6·10⁻⁸ (the sync threshold only lowers
 /// it further): fewer than one false payload expected in 1900 years of audio at a 5 s hop.
 ///
+/// Streaming: ``consume(_:)`` takes audio in any chunks and returns the windows completed, holding
+/// at most a window and a hop of audio; ``finish()`` adds the last window aligned to the end.
 /// Not thread-safe: use one instance per thread.
 public final class MarkerDetector {
     /// Window length in seconds.
@@ -45,13 +49,31 @@ public final class MarkerDetector {
     public static let minimumSeconds = 5.5
     /// Normalised sync correlation a window's best candidate needs before it is decoded.
     public static let syncThreshold: Float = 4.5
-    /// Frame grids tried per hop (offsets of 32 samples = 2 ms).
+    /// Frame grids tried per hop (offsets of 2 ms).
     static let grids = 8
 
-    private let transform = MarkerTransform()
+    /// Input sample rate in Hz (16000 or 8000).
+    public let sampleRate: Int
+    private let frameLength: Int
+    private let hopLength: Int
+    private let transform: MarkerTransform
+    private let window: Int
+    private let hop: Int
+    private var buffer: [Float] = []
+    private var bufferStart = 0 // absolute sample of buffer[0]
+    private var nextStart = 0
+    private var lastEnd = 0
 
-    /// Creates a detector.
-    public init() {}
+    /// Creates a detector for audio at `sampleRate` Hz: 16000 (``MarkerLayout/sampleRate``) or 8000.
+    public init(sampleRate: Int = MarkerLayout.sampleRate) {
+        precondition(sampleRate == 16_000 || sampleRate == 8_000, "MarkerDetector: 16000 or 8000 Hz")
+        self.sampleRate = sampleRate
+        frameLength = MarkerLayout.frameLength * sampleRate / MarkerLayout.sampleRate
+        hopLength = frameLength / 2
+        transform = MarkerTransform(n: frameLength)
+        window = Int(Self.windowSeconds) * sampleRate
+        hop = Int(Self.hopSeconds) * sampleRate
+    }
 
     /// The result of one window: the payload (nil when nothing decoded), the sync z-score and the agreement.
     struct WindowResult {
@@ -60,82 +82,87 @@ public final class MarkerDetector {
         var confidence: Double
     }
 
-    /// Finds the payloads in `samples` (mono, 16 kHz, sample 0 at time `origin` seconds).
+    /// Finds the payloads in `samples` (sample 0 at time `origin` seconds).
     /// - Returns: one detection per run of consecutive windows that decoded the same payload, in time order.
     public func detect(samples: [Float], origin: Double = 0) -> [MarkerDetection] {
-        var runs: [MarkerDetection] = []
-        let rate = MarkerLayout.sampleRate
-        let window = Int(Self.windowSeconds) * rate, hop = Int(Self.hopSeconds) * rate
-        samples.withUnsafeBufferPointer { all in
-            for (start, count) in Self.windowPlan(total: all.count, window: window, hop: hop) {
-                let result = analyse(UnsafeBufferPointer(rebasing: all[start ..< start + count]))
-                guard let payload = result.payload else { continue }
-                let from = origin + Double(start) / Double(rate), to = origin + Double(start + count) / Double(rate)
-                Self.add(MarkerDetection(payload: payload, start: from, end: to, confidence: result.confidence, windows: 1), to: &runs)
-            }
+        let detector = MarkerDetector(sampleRate: sampleRate)
+        var windows = detector.consume(samples)
+        windows += detector.finish()
+        return Self.merge(windows).map { d in
+            var d = d
+            d.start += origin
+            d.end += origin
+            return d
         }
-        return runs
     }
 
-    /// Decodes `decoder`'s audio (opened at ``MarkerLayout/sampleRate``) window by window, holding
-    /// at most a window and a hop in memory; same windows as ``detect(samples:origin:)``.
+    /// Decodes `decoder`'s audio (opened at this detector's rate) window by window.
+    /// - Returns: as ``detect(samples:origin:)``, times on the media's playback time line.
     /// - Throws: decoding errors from `decoder`.
     public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
-        let rate = MarkerLayout.sampleRate
-        let window = Int(Self.windowSeconds) * rate, hop = Int(Self.hopSeconds) * rate
-        var buffer: [Float] = []
-        var bufferStart = 0 // absolute sample of buffer[0]
-        var nextStart = 0
-        var lastEnd = 0
-        var runs: [MarkerDetection] = []
-        func run(_ start: Int, _ count: Int) {
-            let local = start - bufferStart
-            let result = buffer.withUnsafeBufferPointer { analyse(UnsafeBufferPointer(rebasing: $0[local ..< local + count])) }
-            lastEnd = start + count
-            guard let payload = result.payload else { return }
-            Self.add(MarkerDetection(payload: payload, start: Double(start) / Double(rate), end: Double(start + count) / Double(rate),
-                                     confidence: result.confidence, windows: 1), to: &runs)
-        }
-        while let chunk = try decoder.nextChunk() {
-            buffer.append(contentsOf: chunk.samples)
-            while bufferStart + buffer.count >= nextStart + window {
-                run(nextStart, window)
-                // Keep the last window's audio: a final window aligned to the end starts inside it.
-                let drop = nextStart - bufferStart
-                buffer.removeFirst(drop)
-                bufferStart = nextStart
-                nextStart += hop
-            }
-        }
-        let total = bufferStart + buffer.count
-        if lastEnd == 0 {
-            if total >= Int(Self.minimumSeconds * Double(rate)) { run(bufferStart, buffer.count) }
-        } else if total - lastEnd >= rate, total >= window {
-            run(total - window, window) // the buffer still holds the last window's audio
-        }
-        return runs
+        let detector = MarkerDetector(sampleRate: sampleRate)
+        var windows: [MarkerDetection] = []
+        while let chunk = try decoder.nextChunk() { windows += detector.consume(chunk.samples) }
+        windows += detector.finish()
+        return Self.merge(windows)
     }
 
-    /// The windows (start, count) for `total` samples.
-    static func windowPlan(total: Int, window: Int, hop: Int) -> [(Int, Int)] {
-        let rate = MarkerLayout.sampleRate
-        if total < window {
-            return total >= Int(minimumSeconds * Double(rate)) ? [(0, total)] : []
+    /// Appends audio; returns one detection per window completed by it that decoded a payload
+    /// (`windows` 1; times in seconds from the first sample consumed).
+    public func consume(_ samples: [Float]) -> [MarkerDetection] {
+        buffer.append(contentsOf: samples)
+        var found: [MarkerDetection] = []
+        while bufferStart + buffer.count >= nextStart + window {
+            if let d = run(nextStart, window) { found.append(d) }
+            // Keep the last window's audio: a final window aligned to the end starts inside it.
+            buffer.removeFirst(nextStart - bufferStart)
+            bufferStart = nextStart
+            nextStart += hop
         }
-        var plan: [(Int, Int)] = []
-        var start = 0
-        while start + window <= total { plan.append((start, window)); start += hop }
-        if let last = plan.last, total - (last.0 + window) >= rate { plan.append((total - window, window)) }
-        return plan
+        return found
+    }
+
+    /// Ends the audio: the last window, aligned to the end (or the whole audio when it is shorter
+    /// than a window but at least ``minimumSeconds``), if it adds a second or more.
+    public func finish() -> [MarkerDetection] {
+        let total = bufferStart + buffer.count
+        var found: [MarkerDetection] = []
+        if lastEnd == 0 {
+            if total >= Int(Self.minimumSeconds * Double(sampleRate)), let d = run(bufferStart, buffer.count) { found.append(d) }
+        } else if total - lastEnd >= sampleRate, total >= window, let d = run(total - window, window) {
+            found.append(d)
+        }
+        buffer = []
+        bufferStart = total
+        nextStart = Int.max / 2
+        return found
+    }
+
+    private func run(_ start: Int, _ count: Int) -> MarkerDetection? {
+        let local = start - bufferStart
+        let result = buffer.withUnsafeBufferPointer { analyse(UnsafeBufferPointer(rebasing: $0[local ..< local + count])) }
+        lastEnd = start + count
+        guard let payload = result.payload else { return nil }
+        let rate = Double(sampleRate)
+        return MarkerDetection(payload: payload, start: Double(start) / rate, end: Double(start + count) / rate,
+                               confidence: result.confidence, windows: 1)
+    }
+
+    /// Joins consecutive windows with the same payload (each starting before the previous one
+    /// ends) into one detection with their mean confidence.
+    public static func merge(_ windows: [MarkerDetection]) -> [MarkerDetection] {
+        var runs: [MarkerDetection] = []
+        for d in windows { add(d, to: &runs) }
+        return runs
     }
 
     /// Extends the last run when it has the same payload and touches the window, else starts a run.
     static func add(_ detection: MarkerDetection, to runs: inout [MarkerDetection]) {
         if let last = runs.last, last.payload == detection.payload, detection.start <= last.end + 1e-9 {
-            let n = Double(last.windows)
+            let n = Double(last.windows), m = Double(detection.windows)
             runs[runs.count - 1].end = max(last.end, detection.end)
-            runs[runs.count - 1].confidence = (last.confidence * n + detection.confidence) / (n + 1)
-            runs[runs.count - 1].windows += 1
+            runs[runs.count - 1].confidence = (last.confidence * n + detection.confidence * m) / (n + m)
+            runs[runs.count - 1].windows += detection.windows
         } else {
             runs.append(detection)
         }
@@ -143,7 +170,7 @@ public final class MarkerDetector {
 
     /// Analyses one window of audio.
     func analyse(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
-        let n = MarkerLayout.frameLength, hop = MarkerLayout.hopLength
+        let n = frameLength, hop = hopLength
         let cells = MarkerLayout.cellsPerFrame, width = MarkerLayout.cellWidth, first = MarkerLayout.firstBin
         let blockFrames = MarkerLayout.blockFrames
         let step = hop / Self.grids

@@ -1,11 +1,11 @@
 import CFFTW
 import Foundation
 
-/// One FFTW real transform pair of ``MarkerLayout/frameLength`` samples with the marker's
+/// One FFTW real transform pair of `n` samples (``MarkerLayout/frameLength`` at 16 kHz) with the marker's
 /// periodic square-root Hann window. Plans are made and destroyed under the shared FFTW plan
 /// lock (only `fftwf_execute*` is thread-safe). Not thread-safe itself: one per thread.
 final class MarkerTransform {
-    let n = MarkerLayout.frameLength
+    let n: Int
     let window: [Float]
     let real: UnsafeMutablePointer<Float>
     let spectrum: UnsafeMutablePointer<Float> // interleaved re, im: n/2 + 1 bins
@@ -13,7 +13,9 @@ final class MarkerTransform {
     private let forward: fftwf_plan
     private let inverse: fftwf_plan
 
-    init() {
+    /// - Parameter n: frame length in samples (512 at 16 kHz, 256 at 8 kHz: 32 ms either way).
+    init(n: Int = MarkerLayout.frameLength) {
+        self.n = n
         real = fftwf_alloc_real(n)
         let raw = UnsafeMutableRawPointer(fftwf_alloc_complex(n / 2 + 1)!)
         complex = raw.assumingMemoryBound(to: fftwf_complex.self)

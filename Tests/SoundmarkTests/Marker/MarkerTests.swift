@@ -71,4 +71,34 @@ final class MarkerTests: XCTestCase {
         let found = MarkerDetector().detect(samples: noisy)
         XCTAssertEqual(found.map(\.payload), [42])
     }
+
+    /// The library writer, then detection at 16 kHz and at the fingerprint's 8 kHz, in chunks.
+    func testWriterAndDetectionAtEightKilohertz() throws {
+        let dir = try TestSupport.temporaryDirectory(self)
+        let original = dir.appendingPathComponent("original.flac").path
+        try TestSupport.ffmpeg(["-ss", "2", "-t", "16", "-i", TestSupport.referencePath("wesnoth-battle")], output: original)
+        let marked = dir.appendingPathComponent("marked.mp3").path
+        let summary = try MarkerWriter.embed(input: original, output: marked, embedder: MarkerEmbedder(payload: 0xABCD_0123))
+        XCTAssertEqual(summary.encoder, "libmp3lame")
+        XCTAssertEqual(summary.duration, 16, accuracy: 0.01)
+        for rate in [16_000, 8_000] {
+            let decoder = try MediaDecoder(source: marked, sampleRate: rate)
+            let found = try MarkerDetector(sampleRate: rate).detect(decoding: decoder)
+            XCTAssertEqual(found.map(\.payload), [0xABCD_0123], "\(rate) Hz")
+            XCTAssertEqual(found.first?.windows, 3, "\(rate) Hz") // 0–10, 5–15 and the last 10 s
+            XCTAssertEqual(found.first?.start, 0)
+        }
+        // Streaming in odd chunks gives the same windows as a whole array.
+        let samples = try MediaDecoder.decodeAll(source: marked, sampleRate: 8_000)
+        let stream = MarkerDetector(sampleRate: 8_000)
+        var windows: [MarkerDetection] = []
+        var i = 0
+        while i < samples.count {
+            windows += stream.consume(Array(samples[i ..< min(samples.count, i + 3_333)]))
+            i += 3_333
+        }
+        windows += stream.finish()
+        XCTAssertEqual(MarkerDetector.merge(windows), MarkerDetector(sampleRate: 8_000).detect(samples: samples))
+        XCTAssertEqual(windows.map(\.start), [0, 5, Double(samples.count) / 8_000 - 10])
+    }
 }
