@@ -81,3 +81,67 @@ let markerCommands: [CommandSpec] = [
                           streamOption, languageOption, verboseStreamOption],
                 positional: 1...1, run: runMarkerDetect),
 ]
+
+let markerScanOption = OptionSpec(name: "marker", value: nil,
+    help: "read audio markers even when no reference of the catalog records one (default: read them when some does)")
+
+/// Reads audio markers alongside a scan or monitor: on when the catalog records markers
+/// (`catalog add --marker`) or `--marker` is given; the detector runs on the fingerprint's
+/// decoded audio (8 kHz).
+final class MarkerReader {
+    let markers: [String: UInt32]
+    let detector: MarkerDetector
+    private(set) var windows: [MarkerDetection] = []
+
+    /// nil when markers are not to be read.
+    init?(_ args: ParsedArguments, catalog: Catalog, sampleRate: Int) throws {
+        let markers = try catalog.markers()
+        guard args.has("marker") || !markers.isEmpty else { return nil }
+        guard sampleRate == 8_000 || sampleRate == 16_000 else {
+            warn("audio markers are read at 8 or 16 kHz, not at the catalog's \(sampleRate) Hz: markers ignored")
+            return nil
+        }
+        self.markers = markers
+        detector = MarkerDetector(sampleRate: sampleRate)
+    }
+
+    /// Feeds decoded audio; returns the windows it completed that decoded a payload.
+    @discardableResult
+    func consume(_ samples: [Float]) -> [MarkerDetection] {
+        let found = detector.consume(samples)
+        windows += found
+        return found
+    }
+
+    /// Ends the audio and joins the windows to `segments`.
+    func finish(_ segments: [Segment], index: CatalogIndex) -> [(segment: Segment, marker: SegmentMarker?)] {
+        windows += detector.finish()
+        return MarkerRefinement.apply(to: segments, windows: windows, markers: markers, index: index)
+    }
+}
+
+/// `[marker 222 (0x000000DE) = spot-b, seen 00:00:50, refined]` for the set-list.
+func markerNote(_ m: SegmentMarker) -> String {
+    var text = "[marker \(m.payload)"
+    if let id = m.referenceID { text += " = \(id)" }
+    text += ", seen \(formatClock(m.firstSeen))"
+    if m.refined { text += ", refined" }
+    return text + "]"
+}
+
+extension SegmentMarker {
+    /// `{"payload":n,"firstSeen":s,"windows":n,"confidence":c,"reference":id|null,"refined":b}`.
+    var json: JSONOutput {
+        .object([("payload", .integer(Int(payload))), ("firstSeen", .seconds(firstSeen)), ("windows", .integer(windows)),
+                 ("confidence", .number(confidence, decimals: 3)), ("reference", .optional(referenceID)), ("refined", .bool(refined))])
+    }
+}
+
+extension Segment {
+    /// ``json`` with a `marker` member (null when markers were read but none was decoded).
+    func json(marker: SegmentMarker?) -> JSONOutput {
+        guard case .object(var members) = json else { return json }
+        members.append(("marker", marker?.json ?? .null))
+        return .object(members)
+    }
+}

@@ -102,14 +102,16 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
-/// seconds and the decoder (for its streams).
+/// seconds and the decoder (for its streams). `onAudio` sees every decoded chunk (mono, the
+/// fingerprint's rate), e.g. for a marker detector.
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
-                   verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
+                   verbose: Bool, onAudio: (([Float]) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
     while let chunk = try decoder.nextChunk() {
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
+        onAudio?(chunk.samples)
     }
     generator.finish { scanner.consume($0) }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
@@ -132,8 +134,12 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let source = args.positional[0]
-    let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
-                                                          options: try parseScanOptions(args), verbose: args.has("verbose"))
+    let markerReader = try MarkerReader(args, catalog: catalog, sampleRate: index.configuration.sampleRate)
+    let (fingerprinted, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
+                                                               options: try parseScanOptions(args), verbose: args.has("verbose"),
+                                                               onAudio: markerReader.map { reader in { reader.consume($0) } })
+    let marked = markerReader?.finish(fingerprinted, index: index)
+    let segments = marked?.map(\.segment) ?? fingerprinted
     if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
@@ -167,7 +173,8 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
             JSONOutput.object([("reference", .string(m.id)), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
                                ("text", .string(m.cue.text))])
         }
-        print(JSONOutput.object([("recording", recording), ("segments", .array(segments.map(\.json))),
+        let segmentJSON = marked?.map { $0.segment.json(marker: $0.marker) } ?? segments.map(\.json)
+        print(JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)),
                                  ("cues", .array(cueJSON))]).text)
     case "csv":
         let rows = segments.map { s in
@@ -193,8 +200,9 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
             let who = s.item.byline()
             let skew = abs(s.frequencySkew) >= 0.005 ? String(format: "  [%+.1f %%]", s.frequencySkew * 100) : ""
             let speed = abs(s.timeScale - 1 - s.frequencySkew) >= 0.005 ? String(format: "  [tempo %+.1f %%]", (s.timeScale - 1) * 100) : ""
-            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
-                         formatClock(s.referenceStart), skew, speed))
+            let mark = marked?[i].marker.map { "  " + markerNote($0) } ?? ""
+            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@%@%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
+                         formatClock(s.referenceStart), skew, speed, mark))
             for a in s.alternatives {
                 print("      \(formatClock(a.start)) – \(formatClock(a.end)) is also \(a.item.id) (shared material)")
             }
@@ -237,5 +245,5 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
-              streamOption, languageOption],
+              streamOption, languageOption, markerScanOption],
     positional: 1...1, run: runScan)

@@ -131,4 +131,58 @@ final class MarkerCLITests: XCTestCase {
         // The input is untouched.
         XCTAssertEqual(try run(bin, ["marker", "detect", original]).status, 1)
     }
+
+    /// Two references of the same audio marked with different payloads (two versions of a spot)
+    /// are told apart in a scan by their markers; an unmarked copy keeps the fingerprint's answer.
+    func testScanTellsMarkedVersionsApart() throws {
+        let bin = try CLISupport.soundmarkBinary()
+        let spot = path("spot.wav")
+        try ffmpeg(["-ss", "2", "-t", "20", "-i", Self.samples.appendingPathComponent("wesnoth-knolls.ogg").path], spot)
+        let (a, b) = (path("spot-a.wav"), path("spot-b.wav"))
+        XCTAssertEqual(try run(bin, ["marker", "embed", "--payload", "111", spot, a]).status, 0)
+        XCTAssertEqual(try run(bin, ["marker", "embed", "--payload", "222", spot, b]).status, 0)
+        let db = path("spots.db")
+        let addA = try run(bin, ["catalog", "add", "--catalog", db, "--id", "spot-a", "--marker", "111", a])
+        XCTAssertEqual(addA.err, "spot-a: added 20.0 s, \(a)\nspot-a: marker payload 111 (0x0000006F)\n")
+        let addB = try run(bin, ["catalog", "add", "--catalog", db, "--id", "spot-b", "--marker", "0xDE", "--allow-duplicates", b])
+        XCTAssertEqual(addB.status, 0, addB.err)
+        XCTAssertEqual(try run(bin, ["catalog", "add", "--catalog", db, "--id", "forest",
+                                     Self.samples.appendingPathComponent("supertux-forest.ogg").path]).status, 0)
+        let show = try run(bin, ["catalog", "show", "--catalog", db, "spot-b"])
+        XCTAssertTrue(show.out.contains("\nmarker:    payload 222 (0x000000DE)\n"), show.out)
+        XCTAssertFalse(try run(bin, ["catalog", "show", "--catalog", db, "forest"]).out.contains("\nmarker:"))
+        XCTAssertTrue(try run(bin, ["catalog", "show", "--catalog", db, "--format", "json", "spot-a"]).out.contains("\"marker\":111,"))
+
+        // forest (40 s), version B, version A, the unmarked spot.
+        let recording = path("recording.mp3")
+        try ffmpeg(["-i", Self.samples.appendingPathComponent("supertux-forest.ogg").path, "-i", b, "-i", a, "-i", spot,
+                    "-filter_complex", "[0][1][2][3]concat=n=4:v=0:a=1", "-b:a", "128k"], recording)
+        let scan = try run(bin, ["scan", "--catalog", db, "--format", "json", recording])
+        XCTAssertEqual(scan.status, 0, scan.err)
+        let object = try JSONSerialization.jsonObject(with: Data(scan.out.utf8)) as? [String: Any]
+        let segments = object?["segments"] as? [[String: Any]] ?? []
+        let rows = segments.map { s -> String in
+            let id = (s["reference"] as? [String: Any])?["id"] as? String ?? "?"
+            let start = Int(((s["start"] as? Double) ?? -1).rounded())
+            let marker = s["marker"] as? [String: Any]
+            let payload = marker.map { "\($0["payload"] as? Int ?? -1)" } ?? "-"
+            return "\(start) \(id) \(payload)"
+        }
+        XCTAssertEqual(rows.count, 5, scan.out)
+        XCTAssertEqual(Array(rows.prefix(3)), ["0 forest -", "40 spot-b 222", "60 spot-a 111"], scan.out)
+        // The unmarked copy gives what the fingerprint gives: both references of that audio.
+        XCTAssertEqual(Set(rows.dropFirst(3)), ["80 spot-a -", "80 spot-b -"], scan.out)
+        let b40 = segments[1]["marker"] as? [String: Any]
+        XCTAssertEqual(b40?["reference"] as? String, "spot-b")
+        XCTAssertEqual(b40?["refined"] as? Bool, true)
+        XCTAssertEqual(((segments[1]["alternatives"] as? [[String: Any]])?.first?["reference"] as? [String: Any])?["id"] as? String, "spot-a")
+        // firstSeen: the end of the first 10 s window (one every 5 s) whose midpoint is in the segment
+        // and that decoded the payload: 35–45 s (half of it the forest) or 40–50 s.
+        XCTAssertTrue([45.0, 50.0].contains(b40?["firstSeen"] as? Double ?? 0), "\(b40 ?? [:])")
+
+        // Without markers in the catalog the scan is the fingerprint's (both versions at every copy).
+        XCTAssertEqual(try run(bin, ["catalog", "remove", "--catalog", db, "spot-a", "spot-b"]).status, 0)
+        let plain = try run(bin, ["scan", "--catalog", db, "--format", "json", recording])
+        XCTAssertFalse(plain.out.contains("\"marker\""), plain.out)
+    }
 }
