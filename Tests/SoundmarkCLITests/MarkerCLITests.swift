@@ -176,9 +176,31 @@ final class MarkerCLITests: XCTestCase {
         XCTAssertEqual(b40?["reference"] as? String, "spot-b")
         XCTAssertEqual(b40?["refined"] as? Bool, true)
         XCTAssertEqual(((segments[1]["alternatives"] as? [[String: Any]])?.first?["reference"] as? [String: Any])?["id"] as? String, "spot-a")
-        // firstSeen: the end of the first 10 s window (one every 5 s) whose midpoint is in the segment
-        // and that decoded the payload: 35–45 s (half of it the forest) or 40–50 s.
-        XCTAssertTrue([45.0, 50.0].contains(b40?["firstSeen"] as? Double ?? 0), "\(b40 ?? [:])")
+        // firstSeen: the end of the first 10 s window (one every 5 s) lying 60 % or more in the
+        // segment that decoded the payload: 40–50 s.
+        XCTAssertEqual(b40?["firstSeen"] as? Double, 50)
+
+        // monitor: segment.refined with trait.marker for the activities the markers confirm; the
+        // activity of the other version at 40 s is refined to the marker's reference.
+        let monitor = try run(bin, ["monitor", "--catalog", db, "--catalog-poll", "0", recording])
+        XCTAssertEqual(monitor.status, 0, monitor.err)
+        let events = monitor.out.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let markerEvents = events.filter { $0["marker"] != nil }.map { e -> String in
+            let m = e["marker"] as? [String: Any] ?? [:]
+            let trait = (e["trait"] as? [String: Any])?["marker"] as? Bool ?? false
+            return "\(e["event"] as? String ?? "") \(e["material_id"] as? String ?? "") \(m["payload"] as? Int ?? -1) "
+                + "\(m["refined"] as? Bool ?? false) \(trait)"
+        }
+        XCTAssertEqual(markerEvents.sorted(), ["segment.refined spot-a 111 false true", "segment.refined spot-a 111 true true",
+                                               "segment.refined spot-b 222 false true", "segment.refined spot-b 222 true true"],
+                       monitor.out)
+        // Activities of the unmarked copy (started at 80 s) see no marker.
+        let late = events.filter { ($0["event"] as? String) == "segment.started" && (($0["time"] as? Double) ?? 0) >= 79 }
+        XCTAssertEqual(late.count, 2, monitor.out)
+        let lateIDs = Set(late.compactMap { $0["activity_id"] as? String })
+        XCTAssertTrue(events.filter { lateIDs.contains($0["activity_id"] as? String ?? "") }.allSatisfy { $0["trait"] == nil })
 
         // Without markers in the catalog the scan is the fingerprint's (both versions at every copy).
         XCTAssertEqual(try run(bin, ["catalog", "remove", "--catalog", db, "spot-a", "spot-b"]).status, 0)

@@ -20,7 +20,8 @@ public struct SegmentMarker: Equatable, Sendable {
 
 /// Joins marker detections to fingerprint segments.
 ///
-/// A window belongs to a segment when its midpoint lies inside the segment; the payload decoded
+/// A window belongs to a segment when at least 60 % of it (6 s of a 10 s window) lies inside the
+/// segment, so that most of the audio it decoded is the segment's; the payload decoded
 /// by most of a segment's windows (the earliest on a tie) is the segment's marker. When the
 /// catalog records that payload for another reference *of the same audio* (two versions of a
 /// spot told apart only by their markers), the segment is refined to that reference: the same
@@ -45,8 +46,7 @@ public enum MarkerRefinement {
         for (i, r) in index.references.enumerated() { indexByID[r.item.id] = i }
         var result: [(segment: Segment, marker: SegmentMarker?)] = segments.map { segment in
             let inside = windows.filter { w in
-                let mid = (w.start + w.end) / 2
-                return mid >= segment.start && mid <= segment.end
+                min(w.end, segment.end) - max(w.start, segment.start) >= 0.6 * (w.end - w.start)
             }
             guard !inside.isEmpty else { return (segment, nil) }
             var counts: [UInt32: Int] = [:]
