@@ -35,7 +35,7 @@ public struct MarkerDetection: Sendable, Equatable {
 /// **False detections.** One Viterbi decoding per window, accepted only on a CRC-24 match: for
 /// unmarked audio the decoded 56 bits are as good as random with respect to the CRC, so a window
 /// reports a false payload with probability at most 2⁻²⁴ ≈ 6·10⁻⁸ (the sync threshold only lowers
-/// it further): fewer than one false payload expected in 1900 years of audio at a 5 s hop.
+/// it further): one false payload expected per 2.7 years of continuous audio at a 5 s hop.
 ///
 /// Streaming: ``consume(_:)`` takes audio in any chunks and returns the windows completed, holding
 /// at most a window and a hop of audio; ``finish()`` adds the last window aligned to the end.
