@@ -65,9 +65,21 @@ public final class MarkerDetector {
     private var lastEnd = 0
 
     /// Creates a detector for audio at `sampleRate` Hz: 16000 (``MarkerLayout/sampleRate``) or 8000.
-    public init(sampleRate: Int = MarkerLayout.sampleRate) {
+    /// Speed changes tried, besides none, when a window decodes nothing (see ``init(sampleRate:speedSearch:)``).
+    public let speeds: [Double]
+
+    /// The speeds of ``init(sampleRate:speedSearch:)``'s search: ±2.5 % in 0.5 % steps.
+    public static let searchSpeeds: [Double] = [0.995, 1.005, 0.99, 1.01, 0.985, 1.015, 0.98, 1.02, 0.975, 1.025]
+
+    /// Creates a detector for audio at `sampleRate` Hz: 16000 (``MarkerLayout/sampleRate``) or 8000.
+    /// - Parameter speedSearch: when a window decodes nothing at its own speed, also try it played
+    ///   back at each of ``searchSpeeds`` (a record or tape sped up or slowed down by up to 2.5 %,
+    ///   pitch and tempo together): up to 11 decodings per window instead of one, so the false-payload
+    ///   bound becomes 11 · 2⁻²⁴ per window and unmarked audio takes 11 times the analysis. Default off.
+    public init(sampleRate: Int = MarkerLayout.sampleRate, speedSearch: Bool = false) {
         precondition(sampleRate == 16_000 || sampleRate == 8_000, "MarkerDetector: 16000 or 8000 Hz")
         self.sampleRate = sampleRate
+        speeds = speedSearch ? Self.searchSpeeds : []
         frameLength = MarkerLayout.frameLength * sampleRate / MarkerLayout.sampleRate
         hopLength = frameLength / 2
         transform = MarkerTransform(n: frameLength)
@@ -85,7 +97,7 @@ public final class MarkerDetector {
     /// Finds the payloads in `samples` (sample 0 at time `origin` seconds).
     /// - Returns: one detection per run of consecutive windows that decoded the same payload, in time order.
     public func detect(samples: [Float], origin: Double = 0) -> [MarkerDetection] {
-        let detector = MarkerDetector(sampleRate: sampleRate)
+        let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: !speeds.isEmpty)
         var windows = detector.consume(samples)
         windows += detector.finish()
         return Self.merge(windows).map { d in
@@ -100,7 +112,7 @@ public final class MarkerDetector {
     /// - Returns: as ``detect(samples:origin:)``, times on the media's playback time line.
     /// - Throws: decoding errors from `decoder`.
     public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
-        let detector = MarkerDetector(sampleRate: sampleRate)
+        let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: !speeds.isEmpty)
         var windows: [MarkerDetection] = []
         while let chunk = try decoder.nextChunk() { windows += detector.consume(chunk.samples) }
         windows += detector.finish()
@@ -140,7 +152,7 @@ public final class MarkerDetector {
 
     private func run(_ start: Int, _ count: Int) -> MarkerDetection? {
         let local = start - bufferStart
-        let result = buffer.withUnsafeBufferPointer { analyse(UnsafeBufferPointer(rebasing: $0[local ..< local + count])) }
+        let result = buffer.withUnsafeBufferPointer { analyseSearchingSpeed(UnsafeBufferPointer(rebasing: $0[local ..< local + count])) }
         lastEnd = start + count
         guard let payload = result.payload else { return nil }
         let rate = Double(sampleRate)
@@ -166,6 +178,26 @@ public final class MarkerDetector {
         } else {
             runs.append(detection)
         }
+    }
+
+    /// ``analyse(_:)`` at the audio's own speed, then, while nothing decodes, at each of ``speeds``.
+    func analyseSearchingSpeed(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
+        let plain = analyse(samples)
+        guard plain.payload == nil, !speeds.isEmpty else { return plain }
+        var resampled: [Float] = []
+        for speed in speeds {
+            // Audio played `speed` times fast: sample n of the original is at n / speed.
+            let count = Int(Double(samples.count - 1) * speed)
+            resampled = [Float](repeating: 0, count: count)
+            for n in 0..<count {
+                let x = Double(n) / speed
+                let i = Int(x), f = Float(x - Double(i))
+                resampled[n] = samples[i] + f * (samples[min(i + 1, samples.count - 1)] - samples[i])
+            }
+            let result = resampled.withUnsafeBufferPointer { analyse($0) }
+            if result.payload != nil { return result }
+        }
+        return plain
     }
 
     /// Analyses one window of audio.
