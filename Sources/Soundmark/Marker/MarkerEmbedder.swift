@@ -12,7 +12,7 @@ import Foundation
 /// square-root Hann window (overlap-add at 50 %), so it is a signal to *add* to the audio.
 public struct MarkerEmbedder: Sendable {
     /// Default strength in dB: the mark's level relative to the audio in every cell of the band.
-    public static let defaultStrength: Double = -20
+    public static let defaultStrength: Double = -14
     /// Accepted strengths in dB (−40 is very weak and fragile, −6 clearly audible).
     public static let strengthRange: ClosedRange<Double> = -40 ... -6
 
