@@ -104,6 +104,10 @@ public enum MarkerWriter {
         var frameSize = 0
         var encodedSamples: Int64 = 0
         var markedSamples = 0
+        /// Samples (at the audio's rate) between the container's start and the first decoded frame
+        /// (a video whose sound starts later): where the audio sits in the mark, which is on the
+        /// playback time line (silence before the audio), and where its first encoded frame goes.
+        var lead: Int?
         var mark: [Float] = []
         var plain: [Float] = []
         var converted: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?
@@ -357,8 +361,13 @@ public enum MarkerWriter {
                 }
                 try check(made, self.input, "convert")
                 let n = Int(made)
-                for i in 0..<n where markedSamples + i < mark.count {
-                    let m = mark[markedSamples + i]
+                if lead == nil {
+                    lead = leadSamples(of: frame!)
+                    encodedSamples = Int64((Double(lead!) * Double(encoder!.pointee.sample_rate) / Double(plainRate)).rounded())
+                }
+                let offset = markedSamples + lead!
+                for i in 0..<n where offset + i < mark.count {
+                    let m = mark[offset + i]
                     for c in 0..<channels { plain[i * channels + c] += m }
                 }
                 markedSamples += n
@@ -367,6 +376,18 @@ public enum MarkerWriter {
                 }
                 try encode(flush: false)
             }
+        }
+
+        /// Samples from the container's start time to `frame`'s time stamp (0 when either is unknown or the frame is early).
+        func leadSamples(of frame: UnsafeMutablePointer<AVFrame>) -> Int {
+            guard let inFormat else { return 0 }
+            let nopts = soundmark_av_nopts_value()
+            let pts = frame.pointee.best_effort_timestamp != nopts ? frame.pointee.best_effort_timestamp : frame.pointee.pts
+            guard pts != nopts else { return 0 }
+            let tb = inFormat.pointee.streams[audioIndex]!.pointee.time_base
+            let start = inFormat.pointee.start_time != nopts ? Double(inFormat.pointee.start_time) / 1_000_000 : 0
+            let seconds = Double(pts) * Double(tb.num) / Double(tb.den) - max(0, start)
+            return seconds > 0.05 ? Int((seconds * Double(plainRate)).rounded()) : 0
         }
 
         /// Converts interleaved float samples (nil: flush) to the encoder's format into the FIFO.
