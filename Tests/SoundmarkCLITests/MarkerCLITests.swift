@@ -101,6 +101,17 @@ final class MarkerCLITests: XCTestCase {
         XCTAssertEqual(Set(probe.out.split(separator: "\n").map(String.init)), ["mpeg4,video", "vorbis,audio"])
         XCTAssertTrue(try run(bin, ["marker", "detect", marked]).out.hasPrefix("payload 12648430 (0x00C0FFEE) from 00:00:00.000"))
 
+        // Audio that starts 4 s after the picture keeps its start (AAC's priming aside).
+        let late = path("late.mp4")
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=5", "-itsoffset", "4", "-i", original, "-map", "0", "-map", "1",
+                    "-t", "16", "-c:v", "mpeg4", "-c:a", "aac"], late)
+        let lateMarked = path("late-marked.mp4")
+        XCTAssertEqual(try run(bin, ["marker", "embed", "--payload", "5", late, lateMarked]).status, 0)
+        let starts = try run("/usr/bin/env", ["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "stream=start_time",
+                                              "-of", "csv=p=0", lateMarked])
+        XCTAssertEqual(Double(starts.out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, 3.976, accuracy: 0.05, starts.out)
+        XCTAssertTrue(try run(bin, ["marker", "detect", lateMarked]).out.hasPrefix("payload 5 (0x00000005) from 00:00:00.000"))
+
         let opus = path("marked.opus")
         XCTAssertEqual(try run(bin, ["marker", "embed", "--payload", "4294967295", original, opus]).status, 0)
         XCTAssertTrue(try run(bin, ["marker", "detect", opus]).out.hasPrefix("payload 4294967295 (0xFFFFFFFF) from 00:00:00.000"))
