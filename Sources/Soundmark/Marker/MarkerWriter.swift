@@ -63,10 +63,9 @@ public enum MarkerWriter {
     public static func embed(input: String, output: String, embedder: MarkerEmbedder, streamIndex: Int? = nil,
                              warning: ((String) -> Void)? = nil) throws -> MarkerWriteSummary {
         if input == "-" { throw MarkerWriterError.cannotMark(path: "<stdin>", reason: "standard input cannot be marked (it is read twice); save it to a file first") }
-        if FileManager.default.fileExists(atPath: output), FileManager.default.fileExists(atPath: input),
-           (try? FileManager.default.attributesOfItem(atPath: input)[.systemFileNumber] as? Int) != nil,
-           let a = try? FileManager.default.attributesOfItem(atPath: input), let b = try? FileManager.default.attributesOfItem(atPath: output),
-           a[.systemFileNumber] as? Int == b[.systemFileNumber] as? Int, a[.deviceIdentifier] as? Int == b[.deviceIdentifier] as? Int {
+        var inputInfo = stat(), outputInfo = stat()
+        if stat(input, &inputInfo) == 0, stat(output, &outputInfo) == 0,
+           inputInfo.st_dev == outputInfo.st_dev, inputInfo.st_ino == outputInfo.st_ino {
             throw MarkerWriterError.cannotWrite(path: output, reason: "it is the input file; write the marked copy elsewhere")
         }
         let decoder = try MediaDecoder(source: input, sampleRate: MarkerLayout.sampleRate, streamIndex: streamIndex, warning: warning)
