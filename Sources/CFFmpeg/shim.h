@@ -11,6 +11,7 @@
 #include <libavutil/error.h>
 #include <libavutil/opt.h>
 #include <libavutil/samplefmt.h>
+#include <libavutil/audio_fifo.h>
 #include <libswresample/swresample.h>
 
 // Function-like / cast macros that Swift cannot import, wrapped as inline functions.

@@ -271,7 +271,7 @@ final class Progress {
 }
 
 /// The options of `catalog add` that name one reference, refused for a batch.
-let singleReferenceOptions = ["id", "title", "annotations"]
+let singleReferenceOptions = ["id", "title", "annotations", "marker"]
 
 func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
@@ -296,11 +296,13 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let properties = try parseProperties(args.all("property"))
     let sharedAnnotations = try args.value("annotations").map { try readAnnotations($0, encoding: args.value("encoding")) }
     let stream = try streamChoice(args)
+    let markerPayload = try args.value("marker").map { try parsePayload($0, option: "marker") }
     let catalog = try Catalog(path: catalogPath, create: true)
     var failures = 0
     let sizes = inputs.map { FileStamp.attributes(of: $0.path)?.size ?? 0 }
     let progress = Progress(total: inputs.count, totalBytes: sizes.reduce(0, +), forced: args.has("progress"))
     let batchIDs = Set(inputs.map(\.id))
+    var markerFailed = false
     func report(_ id: String, _ outcome: AddOutcome, _ duration: Double, _ path: String) {
         let what: String
         switch outcome {
@@ -311,6 +313,19 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         case .duplicate(let other): what = "skipped (same audio as '\(other)')"
         }
         FileHandle.standardError.write(Data(String(format: "%@: %@ %.1f s, %@\n", id, what, duration, path).utf8))
+        var isDuplicate = false
+        if case .duplicate = outcome { isDuplicate = true }
+        if let markerPayload, !isDuplicate {
+            do {
+                if try catalog.marker(id: id) != markerPayload {
+                    try catalog.setMarker(markerPayload, id: id)
+                    FileHandle.standardError.write(Data("\(id): marker \(describePayload(markerPayload))\n".utf8))
+                }
+            } catch {
+                printError(describe(error))
+                markerFailed = true
+            }
+        }
     }
     let duplicates = args.has("allow-duplicates") ? nil : DuplicateCheck(catalog: catalog)
     for (n, input) in inputs.enumerated() {
@@ -410,6 +425,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
     }
     progress.finish()
+    if markerFailed { failures = max(failures, 1) }
     if failures > 0 {
         if inputs.count > 1 { printError("\(failures) of \(inputs.count) file(s) failed") }
         return inputs.count == failures ? Exit.error : Exit.none
@@ -455,6 +471,7 @@ func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
     let annotations = try catalog.annotations(id: id)
     if args.value("format") == "json" {
         guard case .object(var members) = referenceJSON(r) else { return Exit.error }
+        if let m = try catalog.marker(id: id) { members.append(("marker", .integer(Int(m)))) }
         members.append(("annotationList", .array(annotations.map {
             .object([("start", .seconds($0.start)), ("end", .seconds($0.end)), ("text", .string($0.text))])
         })))
@@ -468,6 +485,7 @@ func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
     print("duration:  \(formatClock(r.duration)) (\(String(format: "%.3f", r.duration)) s)")
     print("postings:  \(r.postingCount) (\(r.postingBytes) bytes)")
     if let s = r.source { print("source:    \(s)") }
+    if let m = try catalog.marker(id: id) { print("marker:    \(describePayload(m))") }
     for (k, v) in r.item.properties.sorted(by: { $0.key < $1.key }) { print("property:  \(k)=\(v)") }
     print("annotations: \(annotations.count)")
     for a in annotations {
@@ -544,6 +562,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "artist", value: "TEXT", help: "artist (default: tag)"),
                           OptionSpec(name: "property", value: "KEY=VALUE", help: "custom property (repeatable)", repeatable: true),
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
+                          OptionSpec(name: "marker", value: "N", help: "the audio-marker payload this reference carries (one file only; 0…4294967295 or 0x…): scan and monitor then read markers and report them per segment"),
                           OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
                           encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption],
                 positional: 0...Int.max, run: runCatalogAdd),

@@ -122,9 +122,11 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
-/// seconds and the decoder (for its streams).
+/// seconds and the decoder (for its streams). `onAudio` sees every decoded chunk (mono, the
+/// fingerprint's rate), e.g. for a marker detector.
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
-                   verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
+                   verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
+                   onAudio: (([Float]) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
@@ -133,6 +135,7 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
             onSamples?(p)
             generator.append(p) { scanner.consume($0) }
         }
+        onAudio?(chunk.samples)
     }
     generator.finish { scanner.consume($0) }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
@@ -158,11 +161,17 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let target = try LibraryTarget.from(args, input: source, labelsOnly: format == "html")
     let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
     var digest = AudioDigest()
-    let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
-                                                          options: try parseScanOptions(args), verbose: args.has("verbose"),
-                                                          onSamples: library == nil ? nil : { digest.append($0) })
+    let markerReader = try MarkerReader(args, catalog: catalog, sampleRate: index.configuration.sampleRate)
+    let (fingerprinted, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
+                                                               options: try parseScanOptions(args), verbose: args.has("verbose"),
+                                                               onSamples: library == nil ? nil : { digest.append($0) },
+                                                               onAudio: markerReader.map { reader in { reader.consume($0) } })
+    let marked = markerReader?.finish(fingerprinted, index: index)
+    let segments = marked?.map(\.segment) ?? fingerprinted
     if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
-    let airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
+    var airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
+    // A segment whose audio marker was read: the library's marker trait.
+    for (i, m) in (marked ?? []).enumerated() where m.marker != nil { airings[i].marker = true }
     if let target, let library {
         try target.record(library, name: source, digest: digest.hex, duration: duration, airings: airings, verbose: args.has("verbose"))
     }
@@ -198,7 +207,8 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
             JSONOutput.object([("reference", .string(m.id)), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
                                ("text", .string(m.cue.text))])
         }
-        print(JSONOutput.object([("recording", recording), ("segments", .array(segments.map(\.json))),
+        let segmentJSON = marked?.map { $0.segment.json(marker: $0.marker) } ?? segments.map(\.json)
+        print(JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)),
                                  ("cues", .array(cueJSON))]).text)
     case "csv":
         let rows = segments.map { s in
@@ -233,8 +243,9 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
             let who = s.item.byline()
             let skew = abs(s.frequencySkew) >= 0.005 ? String(format: "  [%+.1f %%]", s.frequencySkew * 100) : ""
             let speed = abs(s.timeScale - 1 - s.frequencySkew) >= 0.005 ? String(format: "  [tempo %+.1f %%]", (s.timeScale - 1) * 100) : ""
-            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
-                         formatClock(s.referenceStart), skew, speed))
+            let mark = marked?[i].marker.map { "  " + markerNote($0) } ?? ""
+            print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@%@%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
+                         formatClock(s.referenceStart), skew, speed, mark))
             for a in s.alternatives {
                 print("      \(formatClock(a.start)) – \(formatClock(a.end)) is also \(a.item.id) (shared material)")
             }
@@ -277,5 +288,5 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
-              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption],
+              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption],
     positional: 1...1, run: runScan)

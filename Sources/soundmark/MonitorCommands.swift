@@ -270,8 +270,9 @@ final class MonitorWriter {
         origin = min(origin ?? estimate, estimate)
     }
 
-    /// Writes one segment event of the scanner.
-    func write(_ event: ScanEvent) {
+    /// Writes one segment event of the scanner, with `extra` JSON members (a marker) and
+    /// `note` appended to its setlist line.
+    func write(_ event: ScanEvent, extra: [(String, JSONOutput)] = [], note: String = "") {
         let name: String, id: Int, s: Segment, time: Double
         switch event {
         case .started(let i, let seg): (name, id, s, time) = ("started", i, seg, seg.start)
@@ -281,7 +282,7 @@ final class MonitorWriter {
         let position = s.referenceTime(at: time)
         if format == "setlist" {
             let who = s.item.byline(titleFallback: s.item.id)
-            line(time, "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(who) (\(s.item.id)) at ref \(formatReferenceClock(position))")
+            line(time, "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(who) (\(s.item.id)) at ref \(formatReferenceClock(position))" + note)
             return
         }
         var members: [(String, JSONOutput)] = [
@@ -294,7 +295,7 @@ final class MonitorWriter {
                     ("referenceStart", .seconds(s.referenceStart)),
                     ("frequencySkew", .number(s.frequencySkew, decimals: 4)),
                     ("confidence", .number(s.confidence, decimals: 4))]
-        emit(.object(members))
+        emit(.object(members + extra))
     }
 
     /// Writes a stream event (`stream.gap`, `stream.reconnected`, `stream.ended`) at recording
@@ -439,8 +440,9 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         try MonitorRecorder(target: target, name: source, durations: referenceDurations(index),
                             wallOrigin: { clock == "wall" ? writer.origin : nil })
     }
+    let markerTracker = try MonitorMarkers(args, catalog: catalog, index: index, writer: writer)
     let activities = MonitorActivities { event in
-        writer.write(event)
+        if let markerTracker { markerTracker.write(event) } else { writer.write(event) }
         if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
     }
     var scanOptions = try parseScanOptions(args)
@@ -568,6 +570,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                 recorder?.digest(samples)
                 liveOrigin = min(liveOrigin, wall - activities.limit)
                 samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
+                markerTracker?.consume(samples, at: position.seconds(position.base + generator.sampleCount - Int64(samples.count)))
                 heartbeat(at: position.base + generator.sampleCount)
             case .dropped(let wall):
                 connectionStarted()
@@ -589,6 +592,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                     for l in recent where last - l.anchorFrame <= recentFrames { scanner.consume(l) }
                 }
                 if position.lastHeartbeat > 0 { scanner.advance(toFrame: Int(position.lastHeartbeat)) }
+                markerTracker?.reload(newIndex)
                 warn("\(catalogPath) changed: monitoring \(newIndex.references.count) reference(s) from now on")
             case .ended:
                 break loop
@@ -606,6 +610,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     if outage == nil { generator.finish { feed($0) } }
     let end = outage?.at ?? position.base + generator.sampleCount
     activities.limit = position.seconds(end)
+    markerTracker?.finish()
     activities.finish()
     _ = scanner.finish()
     writer.writeStream("ended", time: position.seconds(end), text: "stream ended")
@@ -660,5 +665,5 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               minimumDurationOption,
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
-              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption],
+              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption],
     positional: 1...1, run: runMonitor)

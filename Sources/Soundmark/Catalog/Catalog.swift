@@ -79,7 +79,7 @@ public final class Catalog {
     public let path: String
     /// The fingerprint configuration of every signature in it.
     public let configuration: Configuration
-    private var db: SQLiteDatabase!
+    var db: SQLiteDatabase!
     /// Whether the reference table has the checksum and file-stamp columns (an older catalog
     /// opened read-only may not).
     private var hasStampColumns = true
@@ -421,6 +421,7 @@ public final class Catalog {
         do {
             return try db.transaction {
                 try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
+                try removeMarker(id: id)
                 try db.prepare("DELETE FROM reference WHERE id = ?").bind(id).run()
                 return sqlite3_changes(db.handle) > 0
             }

@@ -2,7 +2,7 @@ import CFFTW
 import Foundation
 
 /// FFTW plans are not thread-safe to create or destroy; only `fftwf_execute*` is.
-private let fftwPlanLock = NSLock()
+let fftwPlanLock = NSLock()
 
 /// Streaming short-time Fourier transform: mono PCM in, one power spectrum per hop out.
 ///

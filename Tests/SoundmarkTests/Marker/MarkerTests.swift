@@ -1,0 +1,121 @@
+import XCTest
+@testable import Soundmark
+
+final class MarkerTests: XCTestCase {
+    /// Deterministic music-like test signal at 16 kHz: chords of harmonic tones changing every
+    /// 250 ms with a decaying envelope, over quiet noise.
+    static func music(seconds: Double, seed: UInt64 = 7) -> [Float] {
+        var rng = SplitMix64(seed: seed)
+        let rate = 16_000, count = Int(seconds * Double(rate))
+        var out = [Float](repeating: 0, count: count)
+        let note = rate / 4
+        var start = 0
+        while start < count {
+            let root = 110 * pow(2, Double(rng.next() % 24) / 12)
+            for voice in 0..<3 {
+                let f = root * [1, 1.26, 1.5][voice]
+                for h in 1...8 where f * Double(h) < 7000 {
+                    let amp = 0.08 / Double(h)
+                    let phase = Double(rng.next() % 1000) / 1000 * 2 * .pi
+                    for i in start..<min(count, start + note) {
+                        let t = Double(i - start) / Double(rate)
+                        out[i] += Float(amp * exp(-3 * t) * sin(2 * .pi * f * Double(h) * t + phase))
+                    }
+                }
+            }
+            start += note
+        }
+        for i in 0..<count { out[i] += Float(Int(rng.next() % 2001) - 1000) / 1000 * 0.003 }
+        return out
+    }
+
+    func testCodeRoundTripAndCRC() {
+        for payload: UInt32 in [0, 1, 0xDEAD_BEEF, 0xFFFF_FFFF, 123_456] {
+            let coded = MarkerCode.encode(payload: payload)
+            XCTAssertEqual(coded.count, 186)
+            XCTAssertEqual(MarkerCode.decode(soft: coded.map { $0 ? 1 : -1 }), payload)
+            // 12 coded bits flipped out of 186 are corrected.
+            var soft: [Float] = coded.map { $0 ? 1 : -1 }
+            for i in stride(from: 3, to: 186, by: 15) { soft[i] = -soft[i] }
+            XCTAssertEqual(MarkerCode.decode(soft: soft), payload)
+        }
+        // CRC-24/OpenPGP check value of "123456789" is 0x21CF02; here over 4 bytes, fixed values.
+        XCTAssertNotEqual(MarkerCode.crc24(1), MarkerCode.crc24(2))
+    }
+
+    func testRoundTripInMemory() {
+        let audio = Self.music(seconds: 12)
+        let mark = MarkerEmbedder(payload: 0xC0FFEE, strength: -20).mark(for: audio)
+        XCTAssertEqual(mark.count, audio.count)
+        // The mark sits about 20 dB under the audio (the whole band is marked; energy outside it is not).
+        let markPower = mark.reduce(0) { $0 + Double($1 * $1) }, audioPower = audio.reduce(0) { $0 + Double($1 * $1) }
+        let ratio = 10 * log10(markPower / audioPower)
+        XCTAssertLessThan(ratio, -20)
+        XCTAssertGreaterThan(ratio, -40)
+        let marked = zip(audio, mark).map { $0 + $1 }
+        let found = MarkerDetector().detect(samples: marked)
+        XCTAssertEqual(found.map(\.payload), [0xC0FFEE])
+        XCTAssertEqual(found.first?.start, 0)
+        XCTAssertEqual(found.first?.end ?? 0, 12, accuracy: 0.001)
+        XCTAssertGreaterThan(found.first?.confidence ?? 0, 0.8)
+        XCTAssertEqual(MarkerDetector().detect(samples: audio), [])
+    }
+
+    /// A 2 % speed change (pitch and tempo) is read only with the speed search.
+    func testSpeedSearch() {
+        let audio = Self.music(seconds: 8, seed: 5) // one window: the search is slow in a debug build
+        let marked = zip(audio, MarkerEmbedder(payload: 77).mark(for: audio)).map { $0 + $1 }
+        for speed in [1.02, 0.98] {
+            // Played `speed` times fast: output sample n is input sample n · speed.
+            let count = Int(Double(marked.count - 1) / speed)
+            let played = (0..<count).map { n -> Float in
+                let x = Double(n) * speed, i = Int(x), f = Float(x - Double(i))
+                return marked[i] + f * (marked[min(i + 1, marked.count - 1)] - marked[i])
+            }
+            XCTAssertEqual(MarkerDetector().detect(samples: played), [], "\(speed)")
+            XCTAssertEqual(MarkerDetector(speedSearch: true).detect(samples: played).map(\.payload), [77], "\(speed)")
+        }
+        XCTAssertEqual(MarkerDetector(speedSearch: true).detect(samples: audio), [])
+    }
+
+    func testDecodesAfterCutAndNoise() {
+        let audio = Self.music(seconds: 20, seed: 11)
+        let mark = MarkerEmbedder(payload: 42).mark(for: audio)
+        var rng = SplitMix64(seed: 3)
+        // Cut 3.3317 s off the start (not on the frame grid), add noise about 25 dB under the audio.
+        let cut = Array(zip(audio, mark).map { $0 + $1 }.dropFirst(53_307))
+        let noisy = cut.map { $0 + Float(Int(rng.next() % 2001) - 1000) / 1000 * 0.004 }
+        let found = MarkerDetector().detect(samples: noisy)
+        XCTAssertEqual(found.map(\.payload), [42])
+    }
+
+    /// The library writer, then detection at 16 kHz and at the fingerprint's 8 kHz, in chunks.
+    func testWriterAndDetectionAtEightKilohertz() throws {
+        let dir = try TestSupport.temporaryDirectory(self)
+        let original = dir.appendingPathComponent("original.flac").path
+        try TestSupport.ffmpeg(["-ss", "2", "-t", "16", "-i", TestSupport.referencePath("wesnoth-battle")], output: original)
+        let marked = dir.appendingPathComponent("marked.mp3").path
+        let summary = try MarkerWriter.embed(input: original, output: marked, embedder: MarkerEmbedder(payload: 0xABCD_0123))
+        XCTAssertEqual(summary.encoder, "libmp3lame")
+        XCTAssertEqual(summary.duration, 16, accuracy: 0.01)
+        for rate in [16_000, 8_000] {
+            let decoder = try MediaDecoder(source: marked, sampleRate: rate)
+            let found = try MarkerDetector(sampleRate: rate).detect(decoding: decoder)
+            XCTAssertEqual(found.map(\.payload), [0xABCD_0123], "\(rate) Hz")
+            XCTAssertEqual(found.first?.windows, 3, "\(rate) Hz") // 0–10, 5–15 and the last 10 s
+            XCTAssertEqual(found.first?.start, 0)
+        }
+        // Streaming in odd chunks gives the same windows as a whole array.
+        let samples = try MediaDecoder.decodeAll(source: marked, sampleRate: 8_000)
+        let stream = MarkerDetector(sampleRate: 8_000)
+        var windows: [MarkerDetection] = []
+        var i = 0
+        while i < samples.count {
+            windows += stream.consume(Array(samples[i ..< min(samples.count, i + 3_333)]))
+            i += 3_333
+        }
+        windows += stream.finish()
+        XCTAssertEqual(MarkerDetector.merge(windows), MarkerDetector(sampleRate: 8_000).detect(samples: samples))
+        XCTAssertEqual(windows.map(\.start), [0, 5, Double(samples.count) / 8_000 - 10])
+    }
+}
