@@ -410,10 +410,30 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
     }
     progress.finish()
+    refreshIndex(catalog)
     if failures > 0 {
         if inputs.count > 1 { printError("\(failures) of \(inputs.count) file(s) failed") }
         return inputs.count == failures ? Exit.error : Exit.none
     }
+    return Exit.ok
+}
+
+/// Brings the catalog's persistent index file up to date after changes (once per command); a
+/// failure is a warning only: the catalog is intact and the next reader rebuilds the index.
+func refreshIndex(_ catalog: Catalog) {
+    do {
+        try catalog.updateIndex()
+    } catch {
+        warn("index file not updated (\(describe(error))); the next identify or scan rebuilds it")
+    }
+}
+
+func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
+    let path = try required(args, "catalog")
+    let old = try Catalog.upgrade(path: path)
+    let what = old == Catalog.formatVersion ? "already format version \(old); index up to date"
+        : "upgraded from format version \(old) to \(Catalog.formatVersion); index built"
+    FileHandle.standardError.write(Data("\(path): \(what)\n".utf8))
     return Exit.ok
 }
 
@@ -487,6 +507,7 @@ func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
             missing += 1
         }
     }
+    refreshIndex(catalog)
     return missing == 0 ? Exit.ok : Exit.none
 }
 
@@ -559,4 +580,12 @@ let catalogCommands: [CommandSpec] = [
                 summary: "replace a reference's annotations from an SRT, WebVTT, ASS/SSA or JSON file",
                 details: "JSON is [{\"start\":s,\"end\":s,\"text\":\"…\"}]. Skipped entries are reported with their line number.",
                 options: [catalogOption, encodingOption], positional: 2...2, run: runCatalogAnnotate),
+    CommandSpec(words: ["catalog", "upgrade"], usage: "",
+                summary: "upgrade a catalog written by an older soundmark and (re)build its index file",
+                details: """
+                A catalog of format version 1 gets the version-2 records (one transaction) and its persistent
+                index (CATALOG.index, next to the catalog). On a current catalog it only rebuilds a missing or
+                stale index file.
+                """,
+                options: [catalogOption], positional: 0...0, run: runCatalogUpgrade),
 ]

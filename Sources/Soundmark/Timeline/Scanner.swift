@@ -654,9 +654,7 @@ public final class Scanner {
     /// Anchor frames of reference `ref`'s postings, ascending (computed once per reference).
     private func referenceFrames(_ ref: Int) -> [UInt32] {
         if let f = referenceFrameCache[ref] { return f }
-        var frames: [UInt32] = []
-        for e in index.postings.entries where Int(e >> 32) == ref { frames.append(UInt32(truncatingIfNeeded: e)) }
-        frames.sort()
+        let frames = index.postings.frames(of: ref)
         referenceFrameCache[ref] = frames
         return frames
     }
