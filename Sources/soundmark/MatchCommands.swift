@@ -15,21 +15,54 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
-    let source = args.positional[0]
-    let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
-                                verbose: args.has("verbose"))
+    let sources = args.positional
+    let stream = try streamChoice(args), verbose = args.has("verbose")
+    // Clips are matched --jobs at a time against the one index; reports in argument order.
+    let work = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i in
+        try identifyClip(sources[i], matcher: matcher, stream: stream, verbose: verbose)
+    }
+    guard sources.count > 1 else {
+        return try reportIdentify(sources[0], try work.take(0), matcher: matcher, format: format, several: false) ? Exit.ok : Exit.none
+    }
+    var failures = 0, unmatched = 0
+    for (i, source) in sources.enumerated() {
+        do {
+            if try !reportIdentify(source, try work.take(i), matcher: matcher, format: format, several: true) { unmatched += 1 }
+        } catch {
+            printError(describe(error))
+            failures += 1
+        }
+        fflush(stdout)
+    }
+    if failures > 0 { printError("\(failures) of \(sources.count) clip(s) failed") }
+    return failures == sources.count ? Exit.error : (failures + unmatched == 0 ? Exit.ok : Exit.none)
+}
+
+/// Decodes and matches one clip.
+func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verbose: Bool) throws -> (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder) {
+    let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
     let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: matcher.index.configuration, role: .query,
                                                        framings: Matcher.framings)
     let signature = signatures[0]
-    let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
+    return (signature, matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst())), decoder)
+}
+
+/// Writes the matches of one clip; with `several`, text gets a "# CLIP" line first and JSON a
+/// "source" member. - Returns: whether it matched.
+func reportIdentify(_ source: String, _ result: (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder),
+                    matcher: Matcher, format: String, several: Bool) throws -> Bool {
+    let (signature, matches, decoder) = result
     if signature.duration < 2 {
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
     if matches.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     if format == "json" {
-        print(JSONOutput.object([("matches", .array(matches.map(\.json)))]).text)
-    } else if matches.isEmpty {
+        print(JSONOutput.object((several ? [("source", .string(source))] : []) + [("matches", .array(matches.map(\.json)))]).text)
+        return !matches.isEmpty
+    }
+    if several { print("# \(source)") }
+    if matches.isEmpty {
         print("no match")
     } else {
         for (i, m) in matches.enumerated() {
@@ -46,14 +79,14 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
             print(line)
         }
     }
-    return matches.isEmpty ? Exit.none : Exit.ok
+    return !matches.isEmpty
 }
 
 let thresholdOption = OptionSpec(name: "threshold", value: "C",
     help: "minimum confidence 0…1 (default 0.5): audio that is not in the catalog (other music, speech, noise, silence) scores below 0.5, so 0.5 means 'report only real matches'; lower it to see weak candidates")
 
 let matchCommands: [CommandSpec] = [
-    CommandSpec(words: ["identify"], usage: "CLIP", summary: "match a short clip (file, URL or -) against the catalog",
+    CommandSpec(words: ["identify"], usage: "CLIP...", summary: "match short clips (files, URLs or -) against the catalog",
                 details: """
                 Prints the matching references, best first: reference time at the clip's start (matchOffset, s),
                 frequency skew (0.05: the clip plays 5 % higher), time scale (reference seconds per clip second:
@@ -65,10 +98,13 @@ let matchCommands: [CommandSpec] = [
                 matches the clip cannot tell apart (shared material, a repeated passage) carry
                 "ambiguous":[{"id","matchOffset"}…], every member of their group.
                 Exit code 0 with a match, 1 with none, 2 on error.
+                Several clips are matched in one process, --jobs at a time, reported in argument order (text: a
+                "# CLIP" line before each; json: one object per line with "source" before "matches"); exit 0 when
+                every clip matched, 1 when some did not or failed, 2 when all failed.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
-                          thresholdOption, streamOption, languageOption, verboseStreamOption],
-                positional: 1...1, run: runIdentify),
+                          thresholdOption, streamOption, languageOption, verboseStreamOption, jobsOption],
+                positional: 1...Int.max, run: runIdentify),
 ]
 
 /// Cue text without markup tags (`<i>…</i>`, `<font …>`) and on one line, for formats that have no markup.
@@ -103,13 +139,74 @@ let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audaci
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
 /// seconds and the decoder (for its streams).
+/// The chunks of a decoder, decoded on a thread of their own up to `depth` chunks ahead of the
+/// reader (a bounded queue: memory stays flat however long the recording is).
+final class ChunkPipe: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queue: [AudioChunk] = []
+    private var finished = false
+    private var failure: Error?
+    private var stopped = false
+    private let depth: Int
+
+    init(_ decoder: MediaDecoder, depth: Int = 8) {
+        self.depth = depth
+        let thread = Thread { [self] in
+            while true {
+                let item: AudioChunk?
+                do {
+                    item = try decoder.nextChunk()
+                } catch {
+                    condition.lock(); failure = error; finished = true; condition.broadcast(); condition.unlock()
+                    return
+                }
+                condition.lock()
+                guard let item, !stopped else { finished = true; condition.broadcast(); condition.unlock(); return }
+                while queue.count >= depth && !stopped { condition.wait() }
+                queue.append(item)
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// The next chunk, `nil` at the end; rethrows the decoder's error where it happened.
+    func next() throws -> AudioChunk? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !finished { condition.wait() }
+        if !queue.isEmpty {
+            condition.broadcast()
+            return queue.removeFirst()
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    deinit {
+        condition.lock(); stopped = true; condition.broadcast(); condition.unlock()
+    }
+}
+
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
-    while let chunk = try decoder.nextChunk() {
+    // Decoding runs on its own thread, a few chunks ahead of the analysis on this one.
+    let chunks = ChunkPipe(decoder)
+    var analysed = 0.0
+    while let chunk = try chunks.next() {
         chunk.samples.withUnsafeBufferPointer { p in generator.append(p) { scanner.consume($0) } }
+        analysed += Double(chunk.samples.count)
+        // Let the index pages read so far leave the resident set every 10 minutes of audio:
+        // scan memory stays bounded whatever the catalog's size (they stay in the page cache).
+        if analysed >= 600 * Double(index.configuration.sampleRate) {
+            analysed = 0
+            index.postings.releaseResidentPages()
+        }
     }
     generator.finish { scanner.consume($0) }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
@@ -129,11 +226,43 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
         throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
     }
+    let sources = args.positional
+    if sources.count > 1 && !["setlist", "json"].contains(format) {
+        throw UsageError(message: "--format \(format) writes one recording; scan several recordings with --format setlist or json (or one call per recording)")
+    }
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
-    let source = args.positional[0]
-    let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
-                                                          options: try parseScanOptions(args), verbose: args.has("verbose"))
+    let stream = try streamChoice(args), options = try parseScanOptions(args), verbose = args.has("verbose")
+    // Recordings are scanned --jobs at a time; their reports are written in argument order.
+    let scans = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i in
+        try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose)
+    }
+    guard sources.count > 1 else {
+        let result = try scans.take(0)
+        return try reportScan(sources[0], result, catalog: catalog, index: index, args: args, format: format, cuesMode: cuesMode)
+            ? Exit.ok : Exit.none
+    }
+    var failures = 0, found = false
+    for (i, source) in sources.enumerated() {
+        do {
+            let result = try scans.take(i)
+            if format == "setlist" { print("# \(source)") }
+            found = try reportScan(source, result, catalog: catalog, index: index, args: args, format: format, cuesMode: cuesMode) || found
+        } catch {
+            printError(describe(error))
+            failures += 1
+        }
+        fflush(stdout)
+    }
+    if failures > 0 { printError("\(failures) of \(sources.count) recording(s) failed") }
+    return failures == sources.count ? Exit.error : (failures == 0 && found ? Exit.ok : Exit.none)
+}
+
+/// Writes the report of one scanned recording in `format`.
+/// - Returns: whether any segment was found.
+func reportScan(_ source: String, _ result: (segments: [Segment], duration: Double, decoder: MediaDecoder),
+                catalog: Catalog, index: CatalogIndex, args: ParsedArguments, format: String, cuesMode: String?) throws -> Bool {
+    let (segments, duration, decoder) = result
     if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
@@ -201,7 +330,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         }
         if segments.isEmpty { print("no catalog audio found") }
     }
-    return segments.isEmpty ? Exit.none : Exit.ok
+    return !segments.isEmpty
 }
 
 extension Segment {
@@ -219,7 +348,7 @@ extension Segment {
     }
 }
 
-let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
+let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     summary: "find catalog audio in a long recording and write its set-list",
     details: """
     Slides the matcher over the whole recording (file, URL or -) and writes one segment per stretch of catalog
@@ -230,6 +359,10 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
+    Each recording is decoded on one thread and analysed on another. Several recordings are scanned
+    --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one
+    object per line); a recording that fails is reported and the others go on (exit 1 when some failed or
+    nothing was found anywhere, 2 when all failed).
     """,
     options: [catalogOption,
               OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
@@ -237,5 +370,5 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
-              streamOption, languageOption],
-    positional: 1...1, run: runScan)
+              streamOption, languageOption, jobsOption],
+    positional: 1...Int.max, run: runScan)
