@@ -195,6 +195,8 @@ enum IndexFile {
         guard size == shape.size else { return nil }
         guard let raw = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0),
               raw != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+        // Lookups jump between buckets: no read-ahead around each page read.
+        _ = madvise(raw, size, Int32(MADV_RANDOM))
         let storage = PostingStorage(mapping: UnsafeRawPointer(raw), bytes: size)
         let bytes = UnsafeRawBufferPointer(start: storage.base, count: size)
         guard Array(bytes[0..<8]) == magic else { return nil }

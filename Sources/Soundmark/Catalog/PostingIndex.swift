@@ -169,6 +169,19 @@ public struct PostingIndex: Sendable {
         self.storage = storage
     }
 
+    /// Calls `body` with the postings `entries[range]` (a bucket or part of one: see
+    /// ``start``), index 0 being `range.lowerBound`; the buffer is valid only during the call.
+    /// The one way matching reads postings, so where they come from (memory, a mapped file)
+    /// is this type's business. Safe to call from several threads at once.
+    ///
+    /// (Reading a mapped file's bucket with `pread` instead, which keeps the pages out of the
+    /// process's resident set, was measured: identify makes about 3 million lookups for one
+    /// 10 s clip, and one system call each took 12 s instead of 0.4 s.)
+    @inline(__always)
+    public func withPostings<R>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt64>) throws -> R) rethrows -> R {
+        try entries.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
+    }
+
     /// Whether the postings are read from a memory-mapped index file.
     public var isMapped: Bool { storage != nil }
 

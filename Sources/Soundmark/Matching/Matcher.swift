@@ -187,12 +187,12 @@ public final class Matcher {
         keys.reserveCapacity(landmarks.count * 4)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
         index.postings.start.withUnsafeBufferPointer { start in
-            index.postings.entries.withUnsafeBufferPointer { entries in
-                for l in landmarks {
-                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if hi - lo > options.maxBucket { continue }
-                    let range = reference.map { PostingIndex.run(of: $0, in: entries, lo, hi) } ?? lo..<hi
+            for l in landmarks {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if hi - lo > options.maxBucket || hi == lo { continue }
+                index.postings.withPostings(lo..<hi) { entries in
+                    let range = reference.map { PostingIndex.run(of: $0, in: entries, 0, entries.count) } ?? 0..<entries.count
                     let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
                     for e in range {
                         let entry = entries[e]
@@ -444,15 +444,15 @@ public final class Matcher {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
         var found: [LandmarkHasher.Prepared] = []
         index.postings.start.withUnsafeBufferPointer { start in
-            index.postings.entries.withUnsafeBufferPointer { entries in
-                for l in landmarks {
-                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if skippingCommonHashes && hi - lo > options.maxBucket { continue }
-                    if PostingIndex.run(of: reference, in: entries, lo, hi).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) }) {
-                        found.append(l)
-                    }
+            for l in landmarks {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if skippingCommonHashes && hi - lo > options.maxBucket { continue }
+                if hi == lo { continue }
+                let agreed = index.postings.withPostings(lo..<hi) { entries in
+                    PostingIndex.run(of: reference, in: entries, 0, entries.count).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) })
                 }
+                if agreed { found.append(l) }
             }
         }
         return found
