@@ -292,8 +292,10 @@ public final class Matcher {
         let framings = ([query] + reframed).map { $0.compactMap { hasher.prepare($0) } }
         let landmarks = framings[0]
         var best: [Int: (candidate: Int, offset: Int, count: Int)] = [:]
-        for (ci, c) in options.candidates.enumerated() {
-            for (ref, b) in bestPerReference(votes(landmarks, c)) {
+        // Each speed candidate's votes on its own thread; merged in candidate order as before.
+        let perCandidate = concurrentMap(options.candidates.count) { ci in bestPerReference(votes(landmarks, options.candidates[ci])) }
+        for ci in options.candidates.indices {
+            for (ref, b) in perCandidate[ci] {
                 if let old = best[ref], old.count >= b.count { continue }
                 best[ref] = (ci, b.offset, b.count)
             }
@@ -304,8 +306,11 @@ public final class Matcher {
         let background = Matcher.chanceFloor(seconds: Double(queryFrames) * index.configuration.hopDuration)
         let shortlist = best.filter { $0.value.count >= Matcher.minimumAligned }
             .sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.prefix(Matcher.shortlist)
-        var results: [MatchCandidate] = []
-        for (ref, b) in shortlist {
+        // Each shortlisted reference is refined on its own thread; results kept in shortlist order.
+        let shortlisted = Array(shortlist)
+        var results: [MatchCandidate] = concurrentMap(shortlisted.count) { i -> [MatchCandidate] in
+            let (ref, b) = shortlisted[i]
+            var results: [MatchCandidate] = []
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
             // This reference's votes at the refined speed, once per framing: the repeat search
             // and every copy's recount read them.
@@ -330,7 +335,8 @@ public final class Matcher {
                                    Matcher.confidence(significance: m.significance))
                 if m.confidence >= options.threshold { results.append(m) }
             }
-        }
+            return results
+        }.flatMap { $0 }
         results.sort {
             if $0.framingTotal != $1.framingTotal { return $0.framingTotal > $1.framingTotal }
             if $0.referenceIndex != $1.referenceIndex {
@@ -575,4 +581,16 @@ extension Matcher {
         }
         return best
     }
+}
+
+/// `body(0) … body(count - 1)` computed on every core (`DispatchQueue.concurrentPerform`), in
+/// index order: the same array as a sequential `map`.
+func concurrentMap<T>(_ count: Int, _ body: (Int) -> T) -> [T] {
+    guard count > 1 else { return (0..<count).map(body) }
+    var slots = [T?](repeating: nil, count: count)
+    slots.withUnsafeMutableBufferPointer { out in
+        nonisolated(unsafe) let out = out
+        DispatchQueue.concurrentPerform(iterations: count) { i in out[i] = body(i) }
+    }
+    return slots.map { $0! }
 }
