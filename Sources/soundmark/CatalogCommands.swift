@@ -273,6 +273,40 @@ final class Progress {
 /// The options of `catalog add` that name one reference, refused for a batch.
 let singleReferenceOptions = ["id", "title", "annotations", "marker"]
 
+/// A file fingerprinted ahead of `catalog add`'s writing loop.
+enum Fingerprinted {
+    /// Its reference signature and tags.
+    case done(Signature, [String: String])
+    /// Decoding or fingerprinting failed (reported when the loop reaches the file).
+    case failed(Error)
+    /// Not fingerprinted: the catalog already held the file (unchanged, or its content), or that
+    /// could not be checked.
+    case skipped
+}
+
+/// Decodes and fingerprints `path` for `catalog add` unless the catalog (opened read-only on
+/// this thread) already holds that file unchanged or its content, which the writing loop then
+/// skips without decoding.
+func fingerprint(_ path: String, catalogPath: String, configuration: Configuration, stream: StreamChoice,
+                 verbose: Bool) -> Fingerprinted {
+    if path != "-" {
+        guard let catalog = try? Catalog(path: catalogPath, readOnly: true) else { return .skipped }
+        do {
+            if try catalog.reference(unchangedAt: path) != nil { return .skipped }
+            if let stamp = FileStamp.of(path: path), try !catalog.references(withContentOf: stamp).isEmpty { return .skipped }
+        } catch {
+            return .skipped
+        }
+    }
+    do {
+        let decoder = try openMedia(path, sampleRate: configuration.sampleRate, stream, verbose: verbose)
+        let signature = try SignatureGenerator.signatures(decoding: decoder, configuration: configuration)[0]
+        return .done(signature, decoder.tags)
+    } catch {
+        return .failed(error)
+    }
+}
+
 func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
     let metadata = try args.value("metadata").map(readMetadata) ?? []
@@ -328,10 +362,17 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         }
     }
     let duplicates = args.has("allow-duplicates") ? nil : DuplicateCheck(catalog: catalog)
+    // Files are decoded and fingerprinted on --jobs threads ahead of this loop, which stores
+    // them one transaction each in input order: the catalog is the same whatever --jobs is.
+    let configuration = catalog.configuration, verbose = args.has("verbose")
+    let fingerprints = OrderedWork<Fingerprinted>(count: inputs.count, jobs: try jobCount(args)) { n in
+        fingerprint(inputs[n].path, catalogPath: catalogPath, configuration: configuration, stream: stream, verbose: verbose)
+    }
     for (n, input) in inputs.enumerated() {
         progress.show(n, input.path)
         let began = Date()
         var worked = false
+        let prepared = try fingerprints.take(n)
         do {
             let row = rows[absolutePath(input.path)]
             let explicitID = args.value("id") ?? row?.id
@@ -376,10 +417,16 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                 }
             }
             worked = true
-            let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream,
-                                        verbose: args.has("verbose"))
-            let signature = try SignatureGenerator.signatures(decoding: decoder, configuration: catalog.configuration)[0]
-            let tags = decoder.tags
+            let signature: Signature, tags: [String: String]
+            switch prepared {
+            case .done(let s, let t): (signature, tags) = (s, t)
+            case .failed(let error): throw error
+            case .skipped:
+                // Skipped by the worker (known then), needed now: fingerprint it here.
+                let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream, verbose: verbose)
+                signature = try SignatureGenerator.signatures(decoding: decoder, configuration: catalog.configuration)[0]
+                tags = decoder.tags
+            }
             let fileName = input.nameParts.last ?? input.path
             var item = MediaItem(id: explicitID ?? input.id,
                                  title: given.title ?? tags["title"] ?? fileName,
@@ -426,10 +473,30 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     }
     progress.finish()
     if markerFailed { failures = max(failures, 1) }
+    refreshIndex(catalog)
     if failures > 0 {
         if inputs.count > 1 { printError("\(failures) of \(inputs.count) file(s) failed") }
         return inputs.count == failures ? Exit.error : Exit.none
     }
+    return Exit.ok
+}
+
+/// Brings the catalog's persistent index file up to date after changes (once per command); a
+/// failure is a warning only: the catalog is intact and the next reader rebuilds the index.
+func refreshIndex(_ catalog: Catalog) {
+    do {
+        try catalog.updateIndex()
+    } catch {
+        warn("index file not updated (\(describe(error))); the next identify or scan rebuilds it")
+    }
+}
+
+func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
+    let path = try required(args, "catalog")
+    let old = try Catalog.upgrade(path: path)
+    let what = old == Catalog.formatVersion ? "already format version \(old); index up to date"
+        : "upgraded from format version \(old) to \(Catalog.formatVersion); index built"
+    FileHandle.standardError.write(Data("\(path): \(what)\n".utf8))
     return Exit.ok
 }
 
@@ -505,6 +572,7 @@ func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
             missing += 1
         }
     }
+    refreshIndex(catalog)
     return missing == 0 ? Exit.ok : Exit.none
 }
 
@@ -564,7 +632,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
                           OptionSpec(name: "marker", value: "N", help: "the audio-marker payload this reference carries (one file only; 0…4294967295 or 0x…): scan and monitor then read markers and report them per segment"),
                           OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
-                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption],
+                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, jobsOption],
                 positional: 0...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",
                 details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],
@@ -578,4 +646,12 @@ let catalogCommands: [CommandSpec] = [
                 summary: "replace a reference's annotations from an SRT, WebVTT, ASS/SSA or JSON file",
                 details: "JSON is [{\"start\":s,\"end\":s,\"text\":\"…\"}]. Skipped entries are reported with their line number.",
                 options: [catalogOption, encodingOption], positional: 2...2, run: runCatalogAnnotate),
+    CommandSpec(words: ["catalog", "upgrade"], usage: "",
+                summary: "upgrade a catalog written by an older soundmark and (re)build its index file",
+                details: """
+                A catalog of format version 1 gets the version-2 records (one transaction) and its persistent
+                index (CATALOG.index, next to the catalog). On a current catalog it only rebuilds a missing or
+                stale index file.
+                """,
+                options: [catalogOption], positional: 0...0, run: runCatalogUpgrade),
 ]

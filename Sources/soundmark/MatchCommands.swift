@@ -15,40 +15,83 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
-    let source = args.positional[0]
-    let target = try LibraryTarget.from(args, input: source)
-    let library = try target?.open()
-    let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
-                                verbose: args.has("verbose"))
-    // The samples' digest identifies the recording in the library (same loop as SignatureGenerator.signatures(decoding:)).
+    let sources = args.positional
+    let stream = try streamChoice(args), verbose = args.has("verbose")
+    // Clips are matched --jobs at a time against the one index; reports in argument order.
+    let digests = try LibraryTarget.from(args, input: sources[0]) != nil
+    let work = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i in
+        try identifyClip(sources[i], matcher: matcher, stream: stream, verbose: verbose, digest: digests)
+    }
+    guard sources.count > 1 else {
+        let result = try work.take(0)
+        try recordIdentified(sources[0], result, matcher: matcher, args: args)
+        return try reportIdentify(sources[0], result, matcher: matcher, format: format, several: false) ? Exit.ok : Exit.none
+    }
+    var failures = 0, unmatched = 0
+    for (i, source) in sources.enumerated() {
+        do {
+            let result = try work.take(i)
+            try recordIdentified(source, result, matcher: matcher, args: args)
+            if try !reportIdentify(source, result, matcher: matcher, format: format, several: true) { unmatched += 1 }
+        } catch {
+            printError(describe(error))
+            failures += 1
+        }
+        fflush(stdout)
+    }
+    if failures > 0 { printError("\(failures) of \(sources.count) clip(s) failed") }
+    return failures == sources.count ? Exit.error : (failures + unmatched == 0 ? Exit.ok : Exit.none)
+}
+
+/// One identified clip: its query signature, its matches, its decoder and the digest of its
+/// samples (when a library records it).
+typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder, digest: String?)
+
+/// Decodes and matches one clip; with `digest`, also takes the digest of its samples (the library's recording key).
+func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verbose: Bool, digest wanted: Bool = false) throws -> IdentifiedClip {
+    let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
+    // Same loop as SignatureGenerator.signatures(decoding:), with the digest.
     let generators = SignatureGenerator.framings(Matcher.framings, configuration: matcher.index.configuration, role: .query)
     var digest = AudioDigest()
     while let chunk = try decoder.nextChunk() {
-        if library != nil { digest.append(chunk.samples) }
+        if wanted { digest.append(chunk.samples) }
         for generator in generators { generator.append(chunk.samples) }
     }
     let signatures = generators.map { $0.signature() }
     let signature = signatures[0]
-    let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
+    return (signature, matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst())), decoder, wanted ? digest.hex : nil)
+}
+
+/// Records the best match of an identified clip (none: the recording with no airings) in the library of `--library`.
+func recordIdentified(_ source: String, _ result: IdentifiedClip, matcher: Matcher, args: ParsedArguments) throws {
+    guard let target = try LibraryTarget.from(args, input: source), let digest = result.digest else { return }
+    let library = try target.open()
+    let durations = Dictionary(matcher.index.references.map { ($0.item.id, $0.duration) }, uniquingKeysWith: { a, _ in a })
+    let airings = result.matches.prefix(1).map { m in
+        Airing(reference: m.item.id, title: m.item.title, artist: m.item.artist, referenceDuration: durations[m.item.id],
+               start: m.queryStart, end: m.queryEnd, referenceStart: m.referenceStart, referenceEnd: m.referenceEnd,
+               confidence: m.confidence, frequencySkew: m.frequencySkew, timeScale: m.timeScale)
+    }
+    try target.record(library, name: source, digest: digest, duration: result.decoder.playbackDuration ?? result.signature.duration,
+                      airings: airings, verbose: args.has("verbose"))
+}
+
+/// Writes the matches of one clip; with `several`, text gets a "# CLIP" line first and JSON a
+/// "source" member. - Returns: whether it matched.
+func reportIdentify(_ source: String, _ result: IdentifiedClip,
+                    matcher: Matcher, format: String, several: Bool) throws -> Bool {
+    let (signature, matches, decoder) = (result.signature, result.matches, result.decoder)
     if signature.duration < 2 {
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
     if matches.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
-    if let target, let library {
-        // The best match is the airing (none: the recording is kept, with no airings).
-        let durations = Dictionary(matcher.index.references.map { ($0.item.id, $0.duration) }, uniquingKeysWith: { a, _ in a })
-        let airings = matches.prefix(1).map { m in
-            Airing(reference: m.item.id, title: m.item.title, artist: m.item.artist, referenceDuration: durations[m.item.id],
-                   start: m.queryStart, end: m.queryEnd, referenceStart: m.referenceStart, referenceEnd: m.referenceEnd,
-                   confidence: m.confidence, frequencySkew: m.frequencySkew, timeScale: m.timeScale)
-        }
-        try target.record(library, name: source, digest: digest.hex, duration: decoder.playbackDuration ?? signature.duration,
-                          airings: airings, verbose: args.has("verbose"))
-    }
     if format == "json" {
-        print(JSONOutput.object([("matches", .array(matches.map(\.json)))]).text)
-    } else if matches.isEmpty {
+        print(JSONOutput.object((several ? [("source", .string(source))] : []) + [("matches", .array(matches.map(\.json)))]).text)
+        return !matches.isEmpty
+    }
+    if several { print("# \(source)") }
+    if matches.isEmpty {
         print("no match")
     } else {
         for (i, m) in matches.enumerated() {
@@ -65,14 +108,14 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
             print(line)
         }
     }
-    return matches.isEmpty ? Exit.none : Exit.ok
+    return !matches.isEmpty
 }
 
 let thresholdOption = OptionSpec(name: "threshold", value: "C",
     help: "minimum confidence 0…1 (default 0.5): audio that is not in the catalog (other music, speech, noise, silence) scores below 0.5, so 0.5 means 'report only real matches'; lower it to see weak candidates")
 
 let matchCommands: [CommandSpec] = [
-    CommandSpec(words: ["identify"], usage: "CLIP", summary: "match a short clip (file, URL or -) against the catalog",
+    CommandSpec(words: ["identify"], usage: "CLIP...", summary: "match short clips (files, URLs or -) against the catalog",
                 details: """
                 Prints the matching references, best first: reference time at the clip's start (matchOffset, s),
                 frequency skew (0.05: the clip plays 5 % higher), time scale (reference seconds per clip second:
@@ -84,11 +127,14 @@ let matchCommands: [CommandSpec] = [
                 matches the clip cannot tell apart (shared material, a repeated passage) carry
                 "ambiguous":[{"id","matchOffset"}…], every member of their group.
                 Exit code 0 with a match, 1 with none, 2 on error.
+                Several clips are matched in one process, --jobs at a time, reported in argument order (text: a
+                "# CLIP" line before each; json: one object per line with "source" before "matches"); exit 0 when
+                every clip matched, 1 when some did not or failed, 2 when all failed.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
                           thresholdOption, streamOption, languageOption, verboseStreamOption,
-                          libraryRecordOption, librarySourceOption, startTimeOption],
-                positional: 1...1, run: runIdentify),
+                          libraryRecordOption, librarySourceOption, startTimeOption, jobsOption],
+                positional: 1...Int.max, run: runIdentify),
 ]
 
 /// Cue text without markup tags (`<i>…</i>`, `<font …>`) and on one line, for formats that have no markup.
@@ -122,20 +168,81 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
-/// seconds and the decoder (for its streams). `onAudio` sees every decoded chunk (mono, the
-/// fingerprint's rate), e.g. for a marker detector.
+/// seconds and the decoder (for its streams). `onSamples` and `onAudio` see every decoded chunk (mono, the
+/// fingerprint's rate), e.g. for the library's digest and a marker detector.
+/// The chunks of a decoder, decoded on a thread of their own up to `depth` chunks ahead of the
+/// reader (a bounded queue: memory stays flat however long the recording is).
+final class ChunkPipe: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var queue: [AudioChunk] = []
+    private var finished = false
+    private var failure: Error?
+    private var stopped = false
+    private let depth: Int
+
+    init(_ decoder: MediaDecoder, depth: Int = 8) {
+        self.depth = depth
+        let thread = Thread { [self] in
+            while true {
+                let item: AudioChunk?
+                do {
+                    item = try decoder.nextChunk()
+                } catch {
+                    condition.lock(); failure = error; finished = true; condition.broadcast(); condition.unlock()
+                    return
+                }
+                condition.lock()
+                guard let item, !stopped else { finished = true; condition.broadcast(); condition.unlock(); return }
+                while queue.count >= depth && !stopped { condition.wait() }
+                queue.append(item)
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// The next chunk, `nil` at the end; rethrows the decoder's error where it happened.
+    func next() throws -> AudioChunk? {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty && !finished { condition.wait() }
+        if !queue.isEmpty {
+            condition.broadcast()
+            return queue.removeFirst()
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    deinit {
+        condition.lock(); stopped = true; condition.broadcast(); condition.unlock()
+    }
+}
+
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                    onAudio: (([Float]) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
-    while let chunk = try decoder.nextChunk() {
+    // Decoding runs on its own thread, a few chunks ahead of the analysis on this one.
+    let chunks = ChunkPipe(decoder)
+    var analysed = 0.0
+    while let chunk = try chunks.next() {
         chunk.samples.withUnsafeBufferPointer { p in
             onSamples?(p)
             generator.append(p) { scanner.consume($0) }
         }
         onAudio?(chunk.samples)
+        analysed += Double(chunk.samples.count)
+        // Let the index pages read so far leave the resident set every 10 minutes of audio:
+        // scan memory stays bounded whatever the catalog's size (they stay in the page cache).
+        if analysed >= 600 * Double(index.configuration.sampleRate) {
+            analysed = 0
+            index.postings.releaseResidentPages()
+        }
     }
     generator.finish { scanner.consume($0) }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
@@ -155,25 +262,73 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
         throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
     }
+    let sources = args.positional
+    if sources.count > 1 && !["setlist", "json"].contains(format) {
+        throw UsageError(message: "--format \(format) writes one recording; scan several recordings with --format setlist or json (or one call per recording)")
+    }
     let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
-    let source = args.positional[0]
+    let stream = try streamChoice(args), options = try parseScanOptions(args), verbose = args.has("verbose")
+    // The library (when one records the scans) knows a recording by the digest of its samples;
+    // markers are read alongside the fingerprint when the catalog records some (or --marker).
+    let digests = try LibraryTarget.from(args, input: sources[0], labelsOnly: format == "html").map { !$0.path.isEmpty } ?? false
+    let markerReaders = try sources.map { _ in try MarkerReader(args, catalog: catalog, sampleRate: index.configuration.sampleRate) }
+    // Recordings are scanned --jobs at a time; their reports are written in argument order.
+    let scans = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i -> ScannedRecording in
+        var digest = AudioDigest()
+        let reader = markerReaders[i]
+        let (fingerprinted, duration, decoder) = try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose,
+                                                                   onSamples: digests ? { digest.append($0) } : nil,
+                                                                   onAudio: reader.map { r in { r.consume($0) } })
+        let marked = reader?.finish(fingerprinted, index: index)
+        return ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, duration: duration, decoder: decoder,
+                                digest: digests ? digest.hex : nil, marked: marked)
+    }
+    guard sources.count > 1 else {
+        let result = try scans.take(0)
+        return try reportScan(sources[0], result, catalog: catalog, index: index, args: args, format: format, cuesMode: cuesMode)
+            ? Exit.ok : Exit.none
+    }
+    var failures = 0, found = false
+    for (i, source) in sources.enumerated() {
+        do {
+            let result = try scans.take(i)
+            if format == "setlist" { print("# \(source)") }
+            found = try reportScan(source, result, catalog: catalog, index: index, args: args, format: format, cuesMode: cuesMode) || found
+        } catch {
+            printError(describe(error))
+            failures += 1
+        }
+        fflush(stdout)
+    }
+    if failures > 0 { printError("\(failures) of \(sources.count) recording(s) failed") }
+    return failures == sources.count ? Exit.error : (failures == 0 && found ? Exit.ok : Exit.none)
+}
+
+/// One scanned recording: its segments (refined by audio markers when they were read), its
+/// playback duration in seconds, its decoder, the digest of its samples (when a library records
+/// it) and each segment's marker (when markers were read).
+struct ScannedRecording {
+    var segments: [Segment]
+    var duration: Double
+    var decoder: MediaDecoder
+    var digest: String?
+    var marked: [(segment: Segment, marker: SegmentMarker?)]?
+}
+
+/// Writes the report of one scanned recording in `format` (and records it in the library of `--library`).
+/// - Returns: whether any segment was found.
+func reportScan(_ source: String, _ result: ScannedRecording,
+                catalog: Catalog, index: CatalogIndex, args: ParsedArguments, format: String, cuesMode: String?) throws -> Bool {
+    let (segments, duration, decoder, marked) = (result.segments, result.duration, result.decoder, result.marked)
+    if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     let target = try LibraryTarget.from(args, input: source, labelsOnly: format == "html")
     let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
-    var digest = AudioDigest()
-    let markerReader = try MarkerReader(args, catalog: catalog, sampleRate: index.configuration.sampleRate)
-    let (fingerprinted, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
-                                                               options: try parseScanOptions(args), verbose: args.has("verbose"),
-                                                               onSamples: library == nil ? nil : { digest.append($0) },
-                                                               onAudio: markerReader.map { reader in { reader.consume($0) } })
-    let marked = markerReader?.finish(fingerprinted, index: index)
-    let segments = marked?.map(\.segment) ?? fingerprinted
-    if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
     var airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
     // A segment whose audio marker was read: the library's marker trait.
     for (i, m) in (marked ?? []).enumerated() where m.marker != nil { airings[i].marker = true }
-    if let target, let library {
-        try target.record(library, name: source, digest: digest.hex, duration: duration, airings: airings, verbose: args.has("verbose"))
+    if let target, let library, let digest = result.digest {
+        try target.record(library, name: source, digest: digest, duration: duration, airings: airings, verbose: args.has("verbose"))
     }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
@@ -252,7 +407,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
         }
         if segments.isEmpty { print("no catalog audio found") }
     }
-    return segments.isEmpty ? Exit.none : Exit.ok
+    return !segments.isEmpty
 }
 
 extension Segment {
@@ -270,7 +425,7 @@ extension Segment {
     }
 }
 
-let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
+let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     summary: "find catalog audio in a long recording and write its set-list",
     details: """
     Slides the matcher over the whole recording (file, URL or -) and writes one segment per stretch of catalog
@@ -281,6 +436,10 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
+    Each recording is decoded on one thread and analysed on another. Several recordings are scanned
+    --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one
+    object per line); a recording that fails is reported and the others go on (exit 1 when some failed or
+    nothing was found anywhere, 2 when all failed).
     """,
     options: [catalogOption,
               OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
@@ -288,5 +447,5 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING",
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
-              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption],
-    positional: 1...1, run: runScan)
+              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption, jobsOption],
+    positional: 1...Int.max, run: runScan)

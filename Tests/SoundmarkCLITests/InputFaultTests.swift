@@ -378,8 +378,15 @@ final class InputFaultTests: XCTestCase {
         bytes[19] = Array(String(digit, radix: 16, uppercase: true).utf8)[0]
         let flip = try run(sqlite, [catalog, "UPDATE reference SET postings = x'\(String(decoding: bytes, as: UTF8.self))'"])
         XCTAssertEqual(flip.status, 0, flip.stderr)
+        // The index file built by the add still holds the intact postings: matching goes on.
+        let indexed = try soundmark("identify", "--catalog", catalog, media)
+        XCTAssertEqual(indexed.status, 0, indexed.stderr)
+        XCTAssertTrue(indexed.stdout.contains("(crc)"), indexed.stdout)
+        // Rebuilding it reads the damaged blob: a one-line error naming the reference.
+        try FileManager.default.removeItem(atPath: catalog + ".index")
         let r = try soundmark("identify", "--catalog", catalog, media)
         assertOneLineError(r, naming: "postings of reference 'crc' fail their CRC-32 check")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: catalog + ".index"))
     }
 
     // MARK: - 11. legacy encodings

@@ -84,6 +84,16 @@ public final class Catalog {
     /// opened read-only may not).
     private var hasStampColumns = true
 
+    /// The catalog file format this soundmark writes and reads: 2 since the persistent index
+    /// (version 1 catalogs are upgraded by ``upgrade(path:configuration:)``, `soundmark
+    /// catalog upgrade`). Independent of ``Configuration/formatVersion`` (signature files).
+    public static let formatVersion = 2
+    /// The format version found in the file (1 for a catalog opened with `upgrading`).
+    private var storedFormatVersion = Catalog.formatVersion
+
+    /// The persistent index file next to the catalog: the catalog path with `.index` appended.
+    public var indexPath: String { path + ".index" }
+
     /// Opens a catalog, creating it when `create` is set and the file does not exist.
     /// - Parameters:
     ///   - readOnly: open for reading only (matching, listing); a catalog in a folder this
@@ -92,7 +102,9 @@ public final class Catalog {
     ///   missing, it is not a catalog or unreadable; ``SoundmarkError/catalogMismatch(path:reason:)``
     ///   when it was written with another configuration (``Configuration/referenceAnalysis``
     ///   is compared: query-only parameters may differ) or format version.
-    public init(path: String, create: Bool = false, readOnly: Bool = false, configuration: Configuration = Configuration()) throws {
+    ///   - upgrading: accept a catalog of an older format version (only for ``upgrade(path:configuration:)``).
+    public init(path: String, create: Bool = false, readOnly: Bool = false, configuration: Configuration = Configuration(),
+                upgrading: Bool = false) throws {
         self.path = path
         self.configuration = configuration
         var isDirectory: ObjCBool = false
@@ -115,7 +127,7 @@ public final class Catalog {
                 }
                 try createSchema()
             }
-            try checkMeta()
+            try checkMeta(upgrading: upgrading)
             try migrate(readOnly: readOnly)
         } catch let error as SoundmarkError {
             throw error
@@ -180,7 +192,8 @@ public final class Catalog {
                     PRIMARY KEY(reference_id, seq));
                 """)
             let json = String(decoding: try JSONEncoder.sorted.encode(configuration), as: UTF8.self)
-            try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(Configuration.formatVersion)").run()
+            try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(Catalog.formatVersion)").run()
+            try newIndexToken()
             try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("configuration", json).run()
         }
     }
@@ -210,16 +223,20 @@ public final class Catalog {
         }
     }
 
-    private func checkMeta() throws {
+    private func checkMeta(upgrading: Bool) throws {
         let q = try db.prepare("SELECT key, value FROM meta")
         var meta: [String: String] = [:]
         while try q.step() { meta[q.string(0) ?? ""] = q.string(1) }
         guard let version = meta["format_version"], let json = meta["configuration"] else {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog (no format version)")
         }
-        guard version == "\(Configuration.formatVersion)" else {
-            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog format version \(version), this soundmark reads version \(Configuration.formatVersion); rebuild the catalog")
+        if version == "1" && !upgrading {
+            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog format version 1, this soundmark reads version \(Catalog.formatVersion); upgrade it with 'soundmark catalog upgrade --catalog \(path)'")
         }
+        guard version == "\(Catalog.formatVersion)" || version == "1" else {
+            throw SoundmarkError.catalogMismatch(path: path, reason: "catalog format version \(version), this soundmark reads version \(Catalog.formatVersion); rebuild the catalog")
+        }
+        storedFormatVersion = Int(version) ?? Catalog.formatVersion
         guard let stored = try? JSONDecoder().decode(Configuration.self, from: Data(json.utf8)) else {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "unreadable configuration record")
         }
@@ -301,6 +318,7 @@ public final class Catalog {
                               Int64(signature.sampleCount), postings.count, digest, Data(blob), postingsChecksum(blob)).run()
                 if let file { try storeStamp(file, id: item.id) }
                 if let annotations { try replaceAnnotations(id: item.id, annotations) }
+                try newIndexToken()
                 return existing == nil ? .added : .replaced
             }
         } catch let error as SoundmarkError {
@@ -423,7 +441,9 @@ public final class Catalog {
                 try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
                 try removeMarker(id: id)
                 try db.prepare("DELETE FROM reference WHERE id = ?").bind(id).run()
-                return sqlite3_changes(db.handle) > 0
+                guard sqlite3_changes(db.handle) > 0 else { return false }
+                try newIndexToken()
+                return true
             }
         } catch {
             throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
@@ -481,40 +501,142 @@ public final class Catalog {
         }
     }
 
-    /// Loads every reference's postings into an in-memory index for matching (one read
-    /// transaction: a consistent snapshot even while another process adds).
-    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.
+    /// Stores a new random index token (inside the caller's write transaction): every
+    /// transaction that adds, replaces or removes postings calls it, so an index file built
+    /// before it no longer matches the catalog.
+    private func newIndexToken() throws {
+        try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES ('index_token', ?)")
+            .bind("\(UInt64.random(in: 1 ... .max))").run()
+    }
+
+    /// The catalog's current index token (0 when it has none).
+    private func indexToken() throws -> UInt64 {
+        let q = try db.prepare("SELECT value FROM meta WHERE key = 'index_token'")
+        return try q.step() ? UInt64(q.string(0) ?? "") ?? 0 : 0
+    }
+
+    /// The index snapshot: the persistent index file when it matches the catalog (mapped, no
+    /// posting read from SQLite), else the postings decoded from SQLite, written to the index
+    /// file when `write` is set and the folder is writable. One read transaction: a consistent
+    /// snapshot even while another process adds.
+    private func snapshot(write: Bool) throws -> (index: CatalogIndex, mapped: Bool) {
+        try db.transaction(write: false) {
+            let token = try indexToken()
+            // Only the columns before the postings blob: reading a column stored after it
+            // would walk the blob's overflow pages, i.e. read the whole catalog.
+            let q = try db.prepare("""
+                SELECT r.id, r.title, r.subtitle, r.artist, r.properties, r.sample_count, r.posting_count, length(r.postings), r.source,
+                (SELECT count(*) FROM annotation a WHERE a.reference_id = r.id), NULL, NULL, NULL, NULL FROM reference r ORDER BY r.id
+                """)
+            var infos: [ReferenceInfo] = []
+            while try q.step() { infos.append(info(q)) }
+            let hasher = LandmarkHasher(configuration: configuration)
+            let expected = IndexFile.Header(token: token, hashCount: hasher.hashCount, referenceCount: infos.count,
+                                            postingCount: infos.reduce(0) { $0 + $1.postingCount },
+                                            idsDigest: IndexFile.digest(ids: infos.map(\.item.id)))
+            if token != 0, let postings = IndexFile.map(path: indexPath, expected: expected) {
+                return (CatalogIndex(configuration: configuration, references: infos, postings: postings), true)
+            }
+            let index = try decodeIndex()
+            if write && token != 0 && index.postings.count == expected.postingCount {
+                try IndexFile.write(index.postings, header: expected, to: indexPath)
+            }
+            return (index, false)
+        }
+    }
+
+    /// Decodes every reference's postings from SQLite into an in-memory index (inside the
+    /// caller's read transaction), checking each blob's CRC-32.
+    private func decodeIndex() throws -> CatalogIndex {
+        let q = try db.prepare("SELECT \(infoColumns), r.postings FROM reference r ORDER BY r.id")
+        let blobColumn: Int32 = 14
+        var infos: [ReferenceInfo] = []
+        var hashes: [UInt32] = [], entries: [UInt64] = []
+        let total = try count("SELECT coalesce(sum(posting_count), 0) FROM reference")
+        hashes.reserveCapacity(total)
+        entries.reserveCapacity(total)
+        while try q.step() {
+            var info = info(q)
+            let blob = q.blob(blobColumn)
+            if !q.isNull(13), Int64(q.int(13)) != postingsChecksum(blob) {
+                throw SoundmarkError.catalogUnreadable(path: path, reason: "postings of reference '\(info.item.id)' fail their CRC-32 check (the file is damaged); remove and re-add that reference")
+            }
+            guard PostingCodec.decode(blob, reference: UInt64(infos.count), hashes: &hashes, entries: &entries) else {
+                throw SoundmarkError.catalogUnreadable(path: path, reason: "corrupt postings of reference '\(info.item.id)'")
+            }
+            info.file = nil  // as read from the index file: matching does not use it
+            infos.append(info)
+        }
+        let hasher = LandmarkHasher(configuration: configuration)
+        return CatalogIndex(configuration: configuration, references: infos,
+                            postings: PostingIndex(hashCount: hasher.hashCount, hashes: hashes, entries: entries,
+                                                   referenceCount: infos.count))
+    }
+
+    /// The references and their postings, ready for matching.
+    ///
+    /// Reads the persistent index file (``indexPath``, see ``IndexFile``) memory-mapped when
+    /// it was built from exactly the committed references (its token, reference count, posting
+    /// count and id digest equal the catalog's): only the metadata rows are read from SQLite and
+    /// a lookup touches only the pages of the query's buckets. Otherwise (missing or stale file)
+    /// the postings are decoded from SQLite, and the index file is rebuilt when the folder is
+    /// writable; a stale index is never used.
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` (damaged postings, SQLite errors).
     public func loadIndex() throws -> CatalogIndex {
         do {
-            return try db.transaction(write: false) {
-                let q = try db.prepare("SELECT \(infoColumns), r.postings FROM reference r ORDER BY r.id")
-                let blobColumn: Int32 = 14
-                var infos: [ReferenceInfo] = []
-                var hashes: [UInt32] = [], entries: [UInt64] = []
-                let total = try count("SELECT coalesce(sum(posting_count), 0) FROM reference")
-                hashes.reserveCapacity(total)
-                entries.reserveCapacity(total)
-                while try q.step() {
-                    let info = info(q)
-                    let blob = q.blob(blobColumn)
-                    if !q.isNull(13), Int64(q.int(13)) != postingsChecksum(blob) {
-                        throw SoundmarkError.catalogUnreadable(path: path, reason: "postings of reference '\(info.item.id)' fail their CRC-32 check (the file is damaged); remove and re-add that reference")
-                    }
-                    guard PostingCodec.decode(blob, reference: UInt64(infos.count), hashes: &hashes, entries: &entries) else {
-                        throw SoundmarkError.catalogUnreadable(path: path, reason: "corrupt postings of reference '\(info.item.id)'")
-                    }
-                    infos.append(info)
-                }
-                let hasher = LandmarkHasher(configuration: configuration)
-                return CatalogIndex(configuration: configuration, references: infos,
-                                    postings: PostingIndex(hashCount: hasher.hashCount, hashes: hashes, entries: entries,
-                                                           referenceCount: infos.count))
+            do {
+                return try snapshot(write: true).index
+            } catch SoundmarkError.catalogWriteFailed {
+                // A folder this process may not write to: match from memory.
+                return try snapshot(write: false).index
             }
         } catch let error as SoundmarkError {
             throw error
         } catch {
             throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
         }
+    }
+
+    /// Brings the persistent index file up to date with the committed references (rebuilds it
+    /// when it is missing or stale; a no-op otherwise). `catalog add`, `remove` and `upgrade`
+    /// call it once after their changes; a reader that finds the file stale rebuilds it too.
+    /// - Returns: `true` when the file was (re)written.
+    /// - Throws: ``SoundmarkError/catalogWriteFailed(path:reason:)`` when the file cannot be
+    ///   written, ``SoundmarkError/catalogUnreadable(path:reason:)``.
+    @discardableResult
+    public func updateIndex() throws -> Bool {
+        do {
+            return try !snapshot(write: true).mapped
+        } catch let error as SoundmarkError {
+            throw error
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+
+    /// Upgrades a catalog written by an older soundmark (format version 1) to
+    /// ``formatVersion`` in one transaction (the index token is added) and builds its index
+    /// file; a current catalog only gets its index file brought up to date.
+    /// - Returns: the format version the file had.
+    /// - Throws: the errors of ``init(path:create:readOnly:configuration:upgrading:)`` and
+    ///   ``updateIndex()``.
+    @discardableResult
+    public static func upgrade(path: String, configuration: Configuration = Configuration()) throws -> Int {
+        let catalog = try Catalog(path: path, configuration: configuration, upgrading: true)
+        let old = catalog.storedFormatVersion
+        if old != formatVersion {
+            do {
+                try catalog.db.transaction {
+                    try catalog.db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(formatVersion)").run()
+                    try catalog.newIndexToken()
+                }
+            } catch {
+                throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
+            }
+            catalog.storedFormatVersion = formatVersion
+        }
+        try catalog.updateIndex()
+        return old
     }
 }
 

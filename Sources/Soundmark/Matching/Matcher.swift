@@ -193,12 +193,12 @@ public final class Matcher {
         keys.reserveCapacity(landmarks.count * 4)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
         index.postings.start.withUnsafeBufferPointer { start in
-            index.postings.entries.withUnsafeBufferPointer { entries in
-                for l in landmarks {
-                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if hi - lo > options.maxBucket { continue }
-                    let range = reference.map { PostingIndex.run(of: $0, in: entries, lo, hi) } ?? lo..<hi
+            for l in landmarks {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if hi - lo > options.maxBucket || hi == lo { continue }
+                index.postings.withPostings(lo..<hi) { entries in
+                    let range = reference.map { PostingIndex.run(of: $0, in: entries, 0, entries.count) } ?? 0..<entries.count
                     let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
                     for e in range {
                         let entry = entries[e]
@@ -298,8 +298,10 @@ public final class Matcher {
         let framings = ([query] + reframed).map { $0.compactMap { hasher.prepare($0) } }
         let landmarks = framings[0]
         var best: [Int: (candidate: Int, offset: Int, count: Int)] = [:]
-        for (ci, c) in options.candidates.enumerated() {
-            for (ref, b) in bestPerReference(votes(landmarks, c)) {
+        // Each speed candidate's votes on its own thread; merged in candidate order as before.
+        let perCandidate = concurrentMap(options.candidates.count) { ci in bestPerReference(votes(landmarks, options.candidates[ci])) }
+        for ci in options.candidates.indices {
+            for (ref, b) in perCandidate[ci] {
                 if let old = best[ref], old.count >= b.count { continue }
                 best[ref] = (ci, b.offset, b.count)
             }
@@ -310,8 +312,11 @@ public final class Matcher {
         let background = Matcher.chanceFloor(seconds: Double(queryFrames) * index.configuration.hopDuration)
         let shortlist = best.filter { $0.value.count >= Matcher.minimumAligned }
             .sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.prefix(Matcher.shortlist)
-        var results: [MatchCandidate] = []
-        for (ref, b) in shortlist {
+        // Each shortlisted reference is refined on its own thread; results kept in shortlist order.
+        let shortlisted = Array(shortlist)
+        var results: [MatchCandidate] = concurrentMap(shortlisted.count) { i -> [MatchCandidate] in
+            let (ref, b) = shortlisted[i]
+            var results: [MatchCandidate] = []
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
             // This reference's votes at the refined speed, once per framing: the repeat search
             // and every copy's recount read them.
@@ -336,7 +341,8 @@ public final class Matcher {
                                    Matcher.confidence(significance: m.significance))
                 if m.confidence >= options.threshold { results.append(m) }
             }
-        }
+            return results
+        }.flatMap { $0 }
         results.sort {
             if $0.framingTotal != $1.framingTotal { return $0.framingTotal > $1.framingTotal }
             if $0.referenceIndex != $1.referenceIndex {
@@ -450,15 +456,15 @@ public final class Matcher {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
         var found: [LandmarkHasher.Prepared] = []
         index.postings.start.withUnsafeBufferPointer { start in
-            index.postings.entries.withUnsafeBufferPointer { entries in
-                for l in landmarks {
-                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if skippingCommonHashes && hi - lo > options.maxBucket { continue }
-                    if PostingIndex.run(of: reference, in: entries, lo, hi).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) }) {
-                        found.append(l)
-                    }
+            for l in landmarks {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if skippingCommonHashes && hi - lo > options.maxBucket { continue }
+                if hi == lo { continue }
+                let agreed = index.postings.withPostings(lo..<hi) { entries in
+                    PostingIndex.run(of: reference, in: entries, 0, entries.count).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) })
                 }
+                if agreed { found.append(l) }
             }
         }
         return found
@@ -581,4 +587,16 @@ extension Matcher {
         }
         return best
     }
+}
+
+/// `body(0) … body(count - 1)` computed on every core (`DispatchQueue.concurrentPerform`), in
+/// index order: the same array as a sequential `map`.
+func concurrentMap<T>(_ count: Int, _ body: (Int) -> T) -> [T] {
+    guard count > 1 else { return (0..<count).map(body) }
+    var slots = [T?](repeating: nil, count: count)
+    slots.withUnsafeMutableBufferPointer { out in
+        nonisolated(unsafe) let out = out
+        DispatchQueue.concurrentPerform(iterations: count) { i in out[i] = body(i) }
+    }
+    return slots.map { $0! }
 }

@@ -246,19 +246,20 @@ public final class Scanner {
 
     private func vote(_ l: LandmarkHasher.Prepared) {
         if options.voteSubsample > 1 && Int(l.ratioStep) % options.voteSubsample != 0 { return }
-        let start = index.postings.start, entries = index.postings.entries
+        let start = index.postings.start
         let stride = max(1, options.coarseStride)
         for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
             let c = options.candidates[ci]
             guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: logShifts[ci]) else { continue }
             let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-            if hi - lo > options.maxBucket { continue }
+            if hi - lo > options.maxBucket || hi == lo { continue }
             let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
-            for e in lo..<hi {
-                let entry = entries[e]
-                let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
-                guard off >= 0 else { continue }
-                table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
+            index.postings.withPostings(lo..<hi) { entries in
+                for entry in entries {
+                    let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
+                    guard off >= 0 else { continue }
+                    table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
+                }
             }
         }
     }
@@ -361,7 +362,7 @@ public final class Scanner {
         let c = options.candidates[ci], shift = logShifts[ci]
         let tolerance = max(0, options.deltaTolerance)
         var hits: [Hit] = []
-        index.postings.entries.withUnsafeBufferPointer { entries in
+        do {
             for l in landmarks ?? window {
                 let q = Int((Double(l.anchorFrame) * (slope ?? c.timeScale)).rounded())
                 let end = l.anchorFrame + Int32(l.deltaFrames)
@@ -370,14 +371,17 @@ public final class Scanner {
                     v.deltaFrames += Int16(k == 0 ? 0 : (k % 2 == 1 ? -(k + 1) / 2 : k / 2))
                     guard let h = hasher.hash(v, timeScale: c.timeScale, logShift: shift) else { continue }
                     let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if hi - lo > options.maxBucket { continue }
-                    var found = false
-                    for e in PostingIndex.run(of: ref, in: entries, lo, hi) {
-                        let f = Int(entries[e] & 0xFFFF_FFFF)
-                        if abs(f - q - offset) <= 6 {
-                            hits.append(Hit(x: l.anchorFrame, y: Int32(truncatingIfNeeded: f), end: end))
-                            found = true
+                    if hi - lo > options.maxBucket || hi == lo { continue }
+                    let found = index.postings.withPostings(lo..<hi) { entries in
+                        var found = false
+                        for e in PostingIndex.run(of: ref, in: entries, 0, entries.count) {
+                            let f = Int(entries[e] & 0xFFFF_FFFF)
+                            if abs(f - q - offset) <= 6 {
+                                hits.append(Hit(x: l.anchorFrame, y: Int32(truncatingIfNeeded: f), end: end))
+                                found = true
+                            }
                         }
+                        return found
                     }
                     if found { break variants }
                 }
@@ -695,9 +699,7 @@ public final class Scanner {
     /// Anchor frames of reference `ref`'s postings, ascending (computed once per reference).
     private func referenceFrames(_ ref: Int) -> [UInt32] {
         if let f = referenceFrameCache[ref] { return f }
-        var frames: [UInt32] = []
-        for e in index.postings.entries where Int(e >> 32) == ref { frames.append(UInt32(truncatingIfNeeded: e)) }
-        frames.sort()
+        let frames = index.postings.frames(of: ref)
         referenceFrameCache[ref] = frames
         return frames
     }

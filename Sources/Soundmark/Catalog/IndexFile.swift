@@ -1,0 +1,215 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Memory that backs a ``PostingBuffer``: either allocated by this process (an index built in
+/// memory) or a read-only memory mapping of a persistent index file.
+final class PostingStorage: @unchecked Sendable {
+    /// First byte of the memory.
+    let base: UnsafeRawPointer
+    /// Length in bytes.
+    let length: Int
+    private let mapped: Bool
+
+    /// Takes ownership of `bytes` bytes allocated with `UnsafeMutableRawPointer.allocate`.
+    init(allocated: UnsafeMutableRawPointer, bytes: Int) {
+        base = UnsafeRawPointer(allocated)
+        length = bytes
+        mapped = false
+    }
+
+    /// Wraps a mapping made by `mmap` (unmapped when released).
+    init(mapping: UnsafeRawPointer, bytes: Int) {
+        base = mapping
+        length = bytes
+        mapped = true
+    }
+
+    /// Drops the mapping's pages from this process's resident set (`madvise(MADV_DONTNEED)`):
+    /// they stay in the page cache and are mapped in again when next read. No effect on
+    /// allocated memory.
+    func releaseResidentPages() {
+        guard mapped, length > 0 else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base), length, Int32(MADV_DONTNEED))
+    }
+
+    deinit {
+        if mapped {
+            if length > 0 { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+        } else {
+            UnsafeMutableRawPointer(mutating: base).deallocate()
+        }
+    }
+}
+
+/// A read-only array of fixed-width values (bucket boundaries, packed postings, frames) in memory
+/// this process allocated or in a memory-mapped index file; random access, like `[Element]`.
+public struct PostingBuffer<Element: FixedWidthInteger>: RandomAccessCollection, @unchecked Sendable {
+    private let storage: PostingStorage?
+    private let pointer: UnsafePointer<Element>?
+    /// Number of values.
+    public let count: Int
+
+    init(storage: PostingStorage?, byteOffset: Int, count: Int) {
+        self.storage = storage
+        self.count = count
+        pointer = storage.map { ($0.base + byteOffset).assumingMemoryBound(to: Element.self) }
+    }
+
+    /// Copies `values` into newly allocated memory.
+    init(_ values: [Element]) {
+        let bytes = Swift.max(1, values.count * MemoryLayout<Element>.stride)
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 8)
+        values.withUnsafeBytes { raw.copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(raw), byteCount: $0.count) }
+        self.init(storage: PostingStorage(allocated: raw, bytes: bytes), byteOffset: 0, count: values.count)
+    }
+
+    /// Always 0.
+    public var startIndex: Int { 0 }
+    /// `count`.
+    public var endIndex: Int { count }
+
+    /// The value at `i` (`0 ..< count`, checked in debug builds).
+    @inline(__always)
+    public subscript(i: Int) -> Element {
+        assert(i >= 0 && i < count)
+        return pointer.unsafelyUnwrapped[i]
+    }
+
+    /// Calls `body` with the values as a buffer pointer valid for the call.
+    @inline(__always)
+    public func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        try withExtendedLifetime(storage) { try body(UnsafeBufferPointer(start: pointer, count: count)) }
+    }
+}
+
+/// The persistent, search-ready posting index of a catalog: `CATALOG.index` next to the
+/// SQLite file, memory-mapped by readers so a lookup touches only the pages of the query's
+/// buckets (cost follows the query, not the catalog).
+///
+/// Layout (little-endian, every section 8-byte aligned):
+/// - header, 64 bytes: magic `SMKIDX` 0 2, the catalog's index token (a random 64-bit stamp the
+///   catalog changes in every transaction that adds, replaces or removes postings), hash count
+///   `H`, reference count `R`, posting count `P`, FNV-1a 64 of the reference ids (each followed
+///   by a 0 byte) in index order, 16 reserved bytes;
+/// - bucket boundaries: `H + 1` UInt32 (padded to 8 bytes);
+/// - packed postings: `P` UInt64 `referenceIndex << 32 | frame`, by hash, then reference, then
+///   frame (the order of ``PostingIndex``);
+/// - per-reference boundaries: `R + 1` UInt64 into the frames section;
+/// - frames: `P` UInt32, each reference's anchor frames ascending.
+///
+/// A reader maps the file only when its token, counts and id digest equal those of the
+/// catalog snapshot it reads in the same transaction; otherwise the index is rebuilt (or, when
+/// the file cannot be written, built in memory): a stale index is never matched.
+enum IndexFile {
+    static let magic: [UInt8] = Array("SMKIDX".utf8) + [0, 2]
+    static let headerBytes = 64
+
+    struct Header: Equatable {
+        var token: UInt64
+        var hashCount: Int
+        var referenceCount: Int
+        var postingCount: Int
+        var idsDigest: UInt64
+    }
+
+    static func align8(_ n: Int) -> Int { (n + 7) & ~7 }
+
+    /// Byte offsets of the sections and the total file size for a header.
+    static func layout(_ h: Header) -> (start: Int, entries: Int, frameStart: Int, frames: Int, size: Int) {
+        let start = headerBytes
+        let entries = start + align8((h.hashCount + 1) * 4)
+        let frameStart = entries + h.postingCount * 8
+        let frames = frameStart + (h.referenceCount + 1) * 8
+        let size = frames + align8(h.postingCount * 4)
+        return (start, entries, frameStart, frames, size)
+    }
+
+    /// FNV-1a 64 of the ids, each followed by a 0 byte.
+    static func digest(ids: [String]) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for id in ids {
+            for b in id.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+            h = h &* 0x100_0000_01b3
+        }
+        return h
+    }
+
+    /// Writes `index` with `header` to `path` atomically (a temporary file in the same folder,
+    /// then `rename`).
+    /// - Throws: ``SoundmarkError/catalogWriteFailed(path:reason:)``.
+    static func write(_ index: PostingIndex, header: Header, to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw SoundmarkError.catalogWriteFailed(path: path, reason: String(cString: strerror(errno)))
+        }
+        var failed: Int32 = 0
+        func put(_ raw: UnsafeRawBufferPointer) {
+            var offset = 0
+            while offset < raw.count && failed == 0 {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 { if errno != EINTR { failed = errno } } else { offset += n }
+            }
+        }
+        func pad(_ written: Int) {
+            let extra = align8(written) - written
+            if extra > 0 { [UInt8](repeating: 0, count: extra).withUnsafeBytes { put($0) } }
+        }
+        var head = [UInt8](repeating: 0, count: headerBytes)
+        head.replaceSubrange(0..<8, with: magic)
+        func store(_ value: UInt64, at offset: Int) { for i in 0..<8 { head[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) } }
+        store(header.token, at: 8)
+        store(UInt64(header.hashCount), at: 16)
+        store(UInt64(header.referenceCount), at: 24)
+        store(UInt64(header.postingCount), at: 32)
+        store(header.idsDigest, at: 40)
+        head.withUnsafeBytes { put($0) }
+        index.start.withUnsafeBufferPointer { put(UnsafeRawBufferPointer($0)) }
+        pad(index.start.count * 4)
+        index.entries.withUnsafeBufferPointer { put(UnsafeRawBufferPointer($0)) }
+        let (frameStart, frames) = index.referenceFrameTable()
+        frameStart.withUnsafeBytes { put($0) }
+        frames.withUnsafeBytes { put($0) }
+        pad(frames.count * 4)
+        if failed == 0 && fsync(fd) != 0 { failed = errno }
+        close(fd)
+        if failed == 0 && rename(temporary, path) != 0 { failed = errno }
+        if failed != 0 {
+            unlink(temporary)
+            throw SoundmarkError.catalogWriteFailed(path: path, reason: String(cString: strerror(failed)))
+        }
+    }
+
+    /// Maps the index file at `path` when it exists and its header equals `expected`; `nil`
+    /// when it is missing, stale, truncated or not an index file.
+    static func map(path: String, expected: Header) -> PostingIndex? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let size = Int(info.st_size)
+        let shape = layout(expected)
+        guard size == shape.size else { return nil }
+        guard let raw = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0),
+              raw != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+        // Lookups jump between buckets: no read-ahead around each page read.
+        _ = madvise(raw, size, Int32(MADV_RANDOM))
+        let storage = PostingStorage(mapping: UnsafeRawPointer(raw), bytes: size)
+        let bytes = UnsafeRawBufferPointer(start: storage.base, count: size)
+        guard Array(bytes[0..<8]) == magic else { return nil }
+        func load(_ offset: Int) -> UInt64 { bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian }
+        let found = Header(token: load(8), hashCount: Int(load(16)), referenceCount: Int(load(24)),
+                           postingCount: Int(load(32)), idsDigest: load(40))
+        guard found == expected else { return nil }
+        let start = PostingBuffer<UInt32>(storage: storage, byteOffset: shape.start, count: expected.hashCount + 1)
+        guard start[expected.hashCount] == UInt32(truncatingIfNeeded: expected.postingCount) else { return nil }
+        return PostingIndex(start: start,
+                            entries: PostingBuffer(storage: storage, byteOffset: shape.entries, count: expected.postingCount),
+                            frameStart: PostingBuffer(storage: storage, byteOffset: shape.frameStart, count: expected.referenceCount + 1),
+                            frames: PostingBuffer(storage: storage, byteOffset: shape.frames, count: expected.postingCount),
+                            referenceCount: expected.referenceCount, storage: storage)
+    }
+}

@@ -1,0 +1,115 @@
+import CSQLite
+import Foundation
+import XCTest
+import Soundmark
+
+/// The persistent index file (`CATALOG.index`): the same postings as an index built in memory,
+/// never used when stale, and the format-version upgrade.
+final class IndexFileTests: XCTestCase {
+    private let ids = ["wesnoth-knolls", "supertux-forest", "supertux-chipdisko"]
+
+    private func catalogWithReferences(_ ids: [String]) throws -> (path: String, signatures: [String: Signature]) {
+        let path = try TestSupport.temporaryDirectory(self).appendingPathComponent("catalog.db").path
+        let catalog = try Catalog(path: path, create: true)
+        var signatures: [String: Signature] = [:]
+        for id in ids {
+            let sig = try TestSupport.referenceSignature(id)
+            signatures[id] = sig
+            XCTAssertEqual(try catalog.addReferenceSignature(sig, representing: MediaItem(id: id, title: id)), .added)
+        }
+        return (path, signatures)
+    }
+
+    /// A 10 s query cut from reference `id` at `start` seconds.
+    private func query(_ id: String, at start: Int) throws -> [Landmark] {
+        let samples = try TestSupport.referenceSamples(id)
+        return TestSupport.signature(of: Array(samples[(start * 8000) ..< ((start + 10) * 8000)]), role: .query).landmarks
+    }
+
+    func testMappedIndexHasTheInMemoryIndexPostingsAndMatchesTheSame() throws {
+        let (path, signatures) = try catalogWithReferences(ids)
+        let catalog = try Catalog(path: path, readOnly: true)
+        // Written by the first load (add does not write it through the library), mapped by the next.
+        let first = try catalog.loadIndex()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path + ".index"))
+        let mapped = try catalog.loadIndex()
+        XCTAssertTrue(mapped.postings.isMapped)
+        XCTAssertFalse(first.postings.isMapped)
+        // The in-memory index over the same references in id order.
+        let sortedIDs = ids.sorted()
+        let memory = CatalogIndex(configuration: Configuration(),
+                                  items: sortedIDs.map { (MediaItem(id: $0, title: $0), signatures[$0]!) })
+        XCTAssertEqual(mapped.references.map(\.item.id), sortedIDs)
+        XCTAssertEqual(mapped.postings.referenceCount, 3)
+        XCTAssertEqual(Array(mapped.postings.start), Array(memory.postings.start))
+        XCTAssertEqual(Array(mapped.postings.entries), Array(memory.postings.entries))
+        for r in 0..<3 {
+            XCTAssertEqual(mapped.postings.frames(of: r), memory.postings.frames(of: r))
+            XCTAssertEqual(mapped.postings.frames(of: r).count, mapped.references[r].postingCount)
+        }
+        let q = try query("supertux-forest", at: 12)
+        let fromFile = Matcher(index: mapped).match(q)
+        XCTAssertEqual(fromFile, Matcher(index: memory).match(q))
+        let best = try XCTUnwrap(fromFile.first)
+        XCTAssertEqual(mapped.references[best.referenceIndex].item.id, "supertux-forest")
+        XCTAssertEqual(best.offsetFrames * Configuration().hopDuration, 12, accuracy: 0.05)
+    }
+
+    func testIndexWrittenBeforeAnAddOrRemoveIsNeverUsed() throws {
+        let (path, _) = try catalogWithReferences(["supertux-forest", "wesnoth-knolls"])
+        let reader = try Catalog(path: path, readOnly: true)
+        XCTAssertTrue(try reader.loadIndex().postings.referenceCount == 2)
+        let stale = try Data(contentsOf: URL(fileURLWithPath: path + ".index"))
+        // Another connection (another process) adds a reference.
+        let writer = try Catalog(path: path)
+        try writer.addReferenceSignature(try TestSupport.referenceSignature("supertux-chipdisko"),
+                                         representing: MediaItem(id: "chipdisko"))
+        let after = try reader.loadIndex()
+        XCTAssertEqual(after.references.map(\.item.id), ["chipdisko", "supertux-forest", "wesnoth-knolls"])
+        XCTAssertEqual(after.postings.referenceCount, 3)
+        let best = try XCTUnwrap(Matcher(index: after).match(try query("supertux-chipdisko", at: 5)).first)
+        XCTAssertEqual(after.references[best.referenceIndex].item.id, "chipdisko")
+        // Putting the old file back: refused (stale token), rebuilt, the new reference still found.
+        try stale.write(to: URL(fileURLWithPath: path + ".index"))
+        XCTAssertEqual(try reader.loadIndex().postings.referenceCount, 3)
+        XCTAssertTrue(try reader.loadIndex().postings.isMapped)
+        // A remove makes it stale again.
+        XCTAssertTrue(try writer.remove(id: "chipdisko"))
+        XCTAssertTrue(try writer.updateIndex())
+        XCTAssertFalse(try writer.updateIndex())
+        let removed = try reader.loadIndex()
+        XCTAssertTrue(removed.postings.isMapped)
+        XCTAssertEqual(removed.references.map(\.item.id), ["supertux-forest", "wesnoth-knolls"])
+        XCTAssertEqual(removed.postings.referenceCount, 2)
+        // A damaged (truncated) file is not used either.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path + ".index"))
+        try handle.truncate(atOffset: 100)
+        try handle.close()
+        let rebuilt = try reader.loadIndex()
+        XCTAssertFalse(rebuilt.postings.isMapped)
+        XCTAssertEqual(rebuilt.postings.count, removed.postings.count)
+    }
+
+    func testVersion1CatalogIsRefusedWithHowToUpgradeThenUpgraded() throws {
+        let (path, _) = try catalogWithReferences(["supertux-forest"])
+        // Make it what soundmark wrote before the index: version 1, no index token.
+        var db: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
+        XCTAssertEqual(sqlite3_exec(db, "UPDATE meta SET value = '1' WHERE key = 'format_version'; DELETE FROM meta WHERE key = 'index_token'", nil, nil, nil), SQLITE_OK)
+        sqlite3_close(db)
+        try? FileManager.default.removeItem(atPath: path + ".index")
+        XCTAssertThrowsError(try Catalog(path: path, readOnly: true)) { error in
+            guard case SoundmarkError.catalogMismatch(_, let reason)? = error as? SoundmarkError else {
+                return XCTFail("expected catalogMismatch, got \(error)")
+            }
+            XCTAssertTrue(reason.contains("format version 1"), reason)
+            XCTAssertTrue(reason.contains("soundmark catalog upgrade --catalog \(path)"), reason)
+        }
+        XCTAssertEqual(try Catalog.upgrade(path: path), 1)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: path + ".index"))
+        let index = try Catalog(path: path, readOnly: true).loadIndex()
+        XCTAssertTrue(index.postings.isMapped)
+        XCTAssertEqual(index.references.map(\.item.id), ["supertux-forest"])
+        XCTAssertEqual(try Catalog.upgrade(path: path), 2)
+    }
+}
