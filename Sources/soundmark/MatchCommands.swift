@@ -16,17 +16,26 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
     let source = args.positional[0]
-    let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
-                                verbose: args.has("verbose"))
-    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: matcher.index.configuration, role: .query,
+    var decoder: MediaDecoder? = nil
+    let signatures: [Signature]
+    var matches: [MatchedMediaItem]
+    if let input = try signatureInput(source) {
+        // A signature file as the query (see SignatureCommands.swift).
+        (signatures, matches) = try matchSignatureInput(input, source: source, matcher: matcher)
+    } else {
+        let media = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
+                                  verbose: args.has("verbose"))
+        decoder = media
+        signatures = try SignatureGenerator.signatures(decoding: media, configuration: matcher.index.configuration, role: .query,
                                                        framings: Matcher.framings)
+        matches = matcher.matchedItems(for: signatures[0], reframed: Array(signatures.dropFirst()))
+    }
     let signature = signatures[0]
-    let matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
     if signature.duration < 2 {
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
-    if matches.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if matches.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
     if format == "json" {
         print(JSONOutput.object([("matches", .array(matches.map(\.json)))]).text)
     } else if matches.isEmpty {
@@ -104,7 +113,12 @@ let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audaci
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
 /// seconds and the decoder (for its streams).
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
-                   verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
+                   verbose: Bool) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder?) {
+    if let input = try signatureInput(source) {
+        // A signature file as the recording (see SignatureCommands.swift).
+        let (segments, duration) = try scanSignatureInput(input, source: source, index: index, options: options)
+        return (segments, duration, nil)
+    }
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
@@ -134,7 +148,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let source = args.positional[0]
     let (segments, duration, decoder) = try scanRecording(source, index: index, stream: try streamChoice(args),
                                                           options: try parseScanOptions(args), verbose: args.has("verbose"))
-    if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if segments.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
 
     // Annotations of every reference found, mapped through the alignment map.

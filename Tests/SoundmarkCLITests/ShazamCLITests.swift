@@ -80,4 +80,74 @@ final class ShazamCLITests: XCTestCase {
         XCTAssertEqual(mp3.status, 2)
         XCTAssertTrue(mp3.stderr.contains("shazam-for-real_test.mp3: neither a Shazam signature"), mp3.stderr)
     }
+
+    /// A catalog of two sample references, made once.
+    func sampleCatalog() throws -> String {
+        let db = Self.work.appendingPathComponent("samples.db").path
+        if FileManager.default.fileExists(atPath: db) { return db }
+        let refs = CLISupport.root.appendingPathComponent("samples/references")
+        let r = try soundmark(["catalog", "add", "--catalog", db, refs.appendingPathComponent("supertux-forest.ogg").path,
+                               refs.appendingPathComponent("wesnoth-battle.ogg").path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return db
+    }
+
+    /// Cuts `seconds` of a sample reference from `start` into an MP3.
+    func excerpt(_ id: String, start: Double, seconds: Double) throws -> String {
+        let out = Self.work.appendingPathComponent("\(id)-\(start)-\(seconds).mp3").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        p.arguments = ["-v", "error", "-y", "-ss", String(start), "-t", String(seconds), "-i",
+                       CLISupport.root.appendingPathComponent("samples/references/\(id).ogg").path, out]
+        try p.run(); p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        return out
+    }
+
+    func testIdentifyAndScanASignatureFileLikeTheAudio() throws {
+        let db = try sampleCatalog()
+        let clip = try excerpt("supertux-forest", start: 20.7, seconds: 10)
+        let sig = Self.work.appendingPathComponent("clip.smsig").path
+        let made = try soundmark(["signature", "-o", sig, clip])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let size = (try FileManager.default.attributesOfItem(atPath: sig)[.size] as? Int) ?? 0
+        XCTAssertGreaterThan(size, 1000)
+        XCTAssertLessThan(size, 20_000)
+        func top(_ input: String) throws -> (String, Double) {
+            let r = try soundmark(["identify", "--catalog", db, "--format", "json", input])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let m = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["matches"] as! [[String: Any]]
+            return ((m[0]["reference"] as! [String: Any])["id"] as! String, m[0]["matchOffset"] as! Double)
+        }
+        let (idA, offA) = try top(clip), (idB, offB) = try top(sig)
+        XCTAssertEqual(idA, "supertux-forest")
+        XCTAssertEqual(idB, idA)
+        XCTAssertEqual(offB, offA, accuracy: 0.005)
+        XCTAssertEqual(offB, 20.7, accuracy: 0.05)
+
+        // A recording's signature scans to the segments of the recording itself.
+        let rec = try excerpt("wesnoth-battle", start: 5, seconds: 25)
+        let recSig = Self.work.appendingPathComponent("sigs/")
+        XCTAssertEqual(try soundmark(["signature", "-o", recSig.path + "/", rec]).status, 0)
+        let a = try soundmark(["scan", "--catalog", db, "--format", "csv", rec])
+        let b = try soundmark(["scan", "--catalog", db, "--format", "csv", recSig.appendingPathComponent((rec as NSString).lastPathComponent + ".smsig").path])
+        XCTAssertEqual(a.status, 0, a.stderr)
+        XCTAssertEqual(b.status, 0, b.stderr)
+        XCTAssertEqual(b.stdout, a.stdout)
+        XCTAssertTrue(a.stdout.contains("wesnoth-battle"), a.stdout)
+    }
+
+    func testDamagedSignatureFileIsOneLineError() throws {
+        let db = try sampleCatalog()
+        let clip = try excerpt("wesnoth-battle", start: 3, seconds: 5)
+        let sig = Self.work.appendingPathComponent("short.smsig")
+        XCTAssertEqual(try soundmark(["signature", "-o", sig.path, clip]).status, 0)
+        var data = try Data(contentsOf: sig)
+        data[data.count - 20] ^= 0xFF
+        try data.write(to: sig)
+        let r = try soundmark(["identify", "--catalog", db, sig.path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("short.smsig") && r.stderr.contains("CRC-32 mismatch"), r.stderr)
+    }
 }
