@@ -21,7 +21,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     var matches: [MatchedMediaItem]
     if let input = try signatureInput(source) {
         // A signature file as the query (see SignatureCommands.swift).
-        (signatures, matches) = try matchSignatureInput(input, source: source, matcher: matcher)
+        (signatures, matches) = try matchSignatureInput(input, source: source, matcher: matcher, catalogPath: try required(args, "catalog"))
     } else {
         let media = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, try streamChoice(args),
                                   verbose: args.has("verbose"))
@@ -29,6 +29,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
         signatures = try SignatureGenerator.signatures(decoding: media, configuration: matcher.index.configuration, role: .query,
                                                        framings: Matcher.framings)
         matches = matcher.matchedItems(for: signatures[0], reframed: Array(signatures.dropFirst()))
+        matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: try required(args, "catalog"))
     }
     let signature = signatures[0]
     if signature.duration < 2 {

@@ -173,18 +173,52 @@ func runSignature(_ args: ParsedArguments) throws -> Int32 {
 }
 
 /// Matches a signature file given as identify's query: a soundmark file through its query
-/// framings; a Shazam signature through the catalog's Shazam peaks (see ``ShazamMatcher``).
+/// framings; a Shazam signature through the Shazam peaks of the catalog's references.
 /// - Returns: the query signatures (the first gives the duration) and the matches, best first.
-func matchSignatureInput(_ input: SignatureInput, source: String, matcher: Matcher) throws -> ([Signature], [MatchedMediaItem]) {
+func matchSignatureInput(_ input: SignatureInput, source: String, matcher: Matcher, catalogPath: String) throws -> ([Signature], [MatchedMediaItem]) {
     switch input {
     case .soundmark(let file):
         try checkConfiguration(file, source, against: matcher.index.configuration)
         let queries = file.querySignatures
         guard let first = queries.first else { throw SignatureReadError(message: "\(source): the signature file holds no query analysis") }
         return (queries, matcher.matchedItems(for: first, reframed: Array(queries.dropFirst())))
-    case .shazam:
-        throw SignatureReadError(message: "\(source): a Shazam signature as the query needs a catalog with Shazam peaks (not built yet)")
+    case .shazam(let query):
+        guard let shazam = try shazamMatcher(catalogPath: catalogPath, index: matcher.index, onlyWithoutPostings: false,
+                                             threshold: matcher.options.threshold) else {
+            throw SignatureReadError(message: "\(source): the catalog holds no Shazam peaks to match a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
+        }
+        // Only the duration of this placeholder is used (the clip-length warning).
+        let placeholder = Signature(configuration: matcher.index.configuration, landmarks: [],
+                                    sampleCount: Int64(query.duration * Double(matcher.index.configuration.sampleRate)))
+        return ([placeholder], shazam.matches(for: query))
     }
+}
+
+/// A matcher over the Shazam peaks of the catalog's references (of those without postings only,
+/// for audio queries, which soundmark's own fingerprint matches elsewhere), or nil when there are none.
+func shazamMatcher(catalogPath: String, index: CatalogIndex, onlyWithoutPostings: Bool, threshold: Double) throws -> ShazamMatcher? {
+    let stored = try Catalog(path: catalogPath, readOnly: true).shazamSignatures()
+    guard !stored.isEmpty else { return nil }
+    let refs = index.references.filter { !onlyWithoutPostings || $0.postingCount == 0 }
+        .compactMap { ref in stored[ref.item.id].map { (item: ref.item, signature: $0) } }
+    guard !refs.isEmpty else { return nil }
+    var m = ShazamMatcher(references: refs)
+    m.threshold = threshold
+    return m
+}
+
+/// Audio queries against imported Shazam references (those with Shazam peaks and no postings):
+/// the clip's Shazam-format peaks are matched and the matches merged with `matches`, best first.
+func addingShazamOnlyMatches(_ matches: [MatchedMediaItem], source: String, matcher: Matcher, catalogPath: String) throws -> [MatchedMediaItem] {
+    guard matcher.index.references.contains(where: { $0.postingCount == 0 }),
+          let shazam = try shazamMatcher(catalogPath: catalogPath, index: matcher.index, onlyWithoutPostings: true,
+                                         threshold: matcher.options.threshold) else { return matches }
+    guard source != "-" else {
+        warn("-: the catalog's imported Shazam references are not matched from standard input (it is read once); give a file")
+        return matches
+    }
+    let query = try ShazamPeakGenerator.signature(ofMedia: source, warning: { warn($0) })
+    return (matches + shazam.matches(for: query)).sorted { $0.confidence > $1.confidence }
 }
 
 /// Scans a signature file given as scan's recording: the reference analysis of a soundmark

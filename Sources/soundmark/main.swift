@@ -32,7 +32,7 @@ func describe(_ error: Error) -> String {
     return "\(error)"
 }
 
-let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands + signatureCommands
+let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands + signatureCommands + shazamCatalogCommands
 
 /// One help line per command: its words padded to 24 columns, then its summary.
 func commandRows(_ specs: [CommandSpec]) -> [String] {

@@ -79,7 +79,8 @@ public final class Catalog {
     public let path: String
     /// The fingerprint configuration of every signature in it.
     public let configuration: Configuration
-    private var db: SQLiteDatabase!
+    /// The SQLite connection (internal: the Shazam-peak table in `CatalogShazam.swift` uses it).
+    var db: SQLiteDatabase!
     /// Whether the reference table has the checksum and file-stamp columns (an older catalog
     /// opened read-only may not).
     private var hasStampColumns = true
@@ -301,6 +302,7 @@ public final class Catalog {
                               Int64(signature.sampleCount), postings.count, digest, Data(blob), postingsChecksum(blob)).run()
                 if let file { try storeStamp(file, id: item.id) }
                 if let annotations { try replaceAnnotations(id: item.id, annotations) }
+                if existing != nil { try removeShazamSignature(id: item.id) } // peaks of the audio replaced
                 return existing == nil ? .added : .replaced
             }
         } catch let error as SoundmarkError {
@@ -421,6 +423,7 @@ public final class Catalog {
         do {
             return try db.transaction {
                 try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
+                try removeShazamSignature(id: id)
                 try db.prepare("DELETE FROM reference WHERE id = ?").bind(id).run()
                 return sqlite3_changes(db.handle) > 0
             }
