@@ -150,4 +150,80 @@ final class ShazamCLITests: XCTestCase {
         XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("short.smsig") && r.stderr.contains("CRC-32 mismatch"), r.stderr)
     }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(text.utf8)) as! [String: Any]
+    }
+
+    func topMatch(_ db: String, _ query: String) throws -> (id: String, offset: Double)? {
+        let r = try soundmark(["identify", "--catalog", db, "--format", "json", query])
+        XCTAssertTrue(r.status == 0 || r.status == 1, r.stderr)
+        guard let m = (try json(r.stdout)["matches"] as? [[String: Any]])?.first else { return nil }
+        return ((m["reference"] as! [String: Any])["id"] as! String, m["matchOffset"] as! Double)
+    }
+
+    func testOfficialAndOwnShazamSignaturesFindTheCataloguedMP3() throws {
+        let db = Self.work.appendingPathComponent("shazam-test.db").path
+        let add = try soundmark(["catalog", "add", "--shazam", "--catalog", db, "--id", "test", fixture("shazam-for-real_test.mp3")])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        // The official signatures' audio starts where FFmpeg's does (shift 0 passes).
+        for name in ["shazam-for-real_test-sigx-10.2.1.bin", "shazam-for-real_test-sigx-10.1.3.bin"] {
+            let m = try XCTUnwrap(try topMatch(db, fixture(name)), name)
+            XCTAssertEqual(m.id, "test")
+            XCTAssertEqual(m.offset, 0, accuracy: 0.05, name)
+        }
+        // Our Shazam signature of a 5 s clip cut at 3.0 s.
+        let clip = Self.work.appendingPathComponent("clip-3s.wav").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        p.arguments = ["-v", "error", "-y", "-ss", "3.0", "-t", "5", "-i", fixture("shazam-for-real_test.mp3"), clip]
+        try p.run(); p.waitUntilExit()
+        let sig = Self.work.appendingPathComponent("clip-3s.shazamsignature").path
+        XCTAssertEqual(try soundmark(["signature", "--format", "shazam", "-o", sig, clip]).status, 0)
+        let shown = try json(try soundmark(["signature", "show", "--format", "json", sig]).stdout)
+        XCTAssertEqual(shown["format"] as? String, "shazamsignature v1")
+        XCTAssertEqual(shown["crc"] as? String, "ok")
+        let m = try XCTUnwrap(try topMatch(db, sig))
+        XCTAssertEqual(m.id, "test")
+        XCTAssertEqual(m.offset, 3.0, accuracy: 0.05)
+        // A Shazam signature against a catalog without Shazam peaks: a one-line error.
+        let plain = Self.work.appendingPathComponent("plain.db").path
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", plain, fixture("shazam-for-real_test.mp3")]).status, 0)
+        let r = try soundmark(["identify", "--catalog", plain, sig])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("no Shazam peaks"), r.stderr)
+    }
+
+    func testImportMyCatalogExportAndImportBack() throws {
+        let db = Self.work.appendingPathComponent("imported.db").path
+        let r = try soundmark(["catalog", "import", "--catalog", db, fixture("SoundCatalogKit_MyCatalog.shazamcatalog")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let show = try json(try soundmark(["catalog", "show", "--catalog", db, "--format", "json", "17E1832A-56A9-414D-A0E5-D2A283C793FE"]).stdout)
+        let ref = (show["reference"] as? [String: Any]) ?? show
+        XCTAssertEqual(ref["title"] as? String, "Learn with Neil")
+        XCTAssertEqual(ref["subtitle"] as? String, "Count on Me")
+        XCTAssertEqual(ref["properties"] as? [String: String], ["teacher": "Neil Foley", "episode": "3"])
+
+        // Annotations travel as media items with sh_timeRanges.
+        let ann = Self.work.appendingPathComponent("ann.json")
+        try Data(#"[{"start":1.5,"end":4.25,"text":"intro"},{"start":30,"end":31,"text":"chorus"}]"#.utf8).write(to: ann)
+        XCTAssertEqual(try soundmark(["catalog", "annotate", "--catalog", db, "17E1832A-56A9-414D-A0E5-D2A283C793FE", ann.path]).status, 0)
+        let out = Self.work.appendingPathComponent("out.shazamcatalog").path
+        let e = try soundmark(["catalog", "export", "--format", "shazamcatalog", "--catalog", db, "-o", out])
+        XCTAssertEqual(e.status, 0, e.stderr)
+        let listed = try soundmark(["signature", "show", out])
+        XCTAssertTrue(listed.stdout.contains("time ranges: 1.500–4.250 s"), listed.stdout)
+        XCTAssertTrue(listed.stdout.contains("teacher (custom): Neil Foley"), listed.stdout)
+        let db2 = Self.work.appendingPathComponent("reimported.db").path
+        XCTAssertEqual(try soundmark(["catalog", "import", "--catalog", db2, out]).status, 0)
+        let a = try json(try soundmark(["catalog", "show", "--catalog", db, "--format", "json", "17E1832A-56A9-414D-A0E5-D2A283C793FE"]).stdout)
+        var b = try json(try soundmark(["catalog", "show", "--catalog", db2, "--format", "json", "17E1832A-56A9-414D-A0E5-D2A283C793FE"]).stdout)
+        var a2 = a
+        a2["source"] = nil; b["source"] = nil
+        if var r1 = a2["reference"] as? [String: Any], var r2 = b["reference"] as? [String: Any] {
+            r1["source"] = nil; r2["source"] = nil; a2["reference"] = r1; b["reference"] = r2
+        }
+        XCTAssertEqual(NSDictionary(dictionary: a2), NSDictionary(dictionary: b))
+        XCTAssertEqual((b["annotationList"] as? [Any])?.count, 2, "\(b)")
+    }
 }

@@ -162,4 +162,24 @@ final class ShazamFormatTests: XCTestCase {
             XCTAssertLessThan(ShazamPeakAgreement.best(ours: ours, other: official, shifts: 20...40).fraction, 0.3, name)
         }
     }
+
+    /// Shazam-format matching: a clip finds its reference at its offset; music that is not in
+    /// the references finds nothing.
+    func testShazamMatcherFindsClipsAndRejectsOtherMusic() throws {
+        func shazam(_ id: String, from: Double? = nil, seconds: Double? = nil) throws -> ShazamSignature {
+            let g = ShazamPeakGenerator()
+            var x = try MediaDecoder.decodeAll(source: TestSupport.referencePath(id), sampleRate: 16000)
+            if let from, let seconds { x = Array(x[Int(from * 16000)..<Int((from + seconds) * 16000)]) }
+            g.append(x)
+            return g.finish()
+        }
+        let matcher = ShazamMatcher(references: [(MediaItem(id: "forest"), try shazam("supertux-forest", from: 0, seconds: 60)),
+                                                 (MediaItem(id: "battle"), try shazam("wesnoth-battle", from: 0, seconds: 60))])
+        let hit = matcher.matches(for: try shazam("supertux-forest", from: 12.5, seconds: 10))
+        XCTAssertEqual(hit.first?.item.id, "forest")
+        XCTAssertEqual(hit.first?.matchOffset ?? 0, 12.5, accuracy: 0.02)
+        XCTAssertEqual(hit.count, 1)
+        XCTAssertTrue(matcher.matches(for: try shazam("wesnoth-knolls", from: 20, seconds: 10)).isEmpty)
+        XCTAssertTrue(matcher.matches(for: try shazam("supertux-chipdisko", from: 5, seconds: 10)).isEmpty)
+    }
 }
