@@ -5,6 +5,27 @@ import Soundmark
 func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
     let path = args.positional[0]
+    if let data = FileManager.default.contents(atPath: path), SignatureFile.looksLike(data) {
+        let own: SignatureFile
+        do { own = try SignatureFile(data: data) } catch { throw SignatureReadError(message: "\(path): \(describe(error))") }
+        let sets = own.sets.map { set in
+            JSONOutput.object([("role", .string(set.role == .query ? "query" : "reference")), ("skippedSamples", .integer(set.skippedSamples)),
+                               ("peaks", .integer(set.peaks.count))])
+        }
+        if format == "json" {
+            print(JSONOutput.object([("format", .string("soundmark signature v\(SignatureFile.fileVersion)")),
+                                     ("sampleRate", .integer(own.configuration.sampleRate)), ("duration", .seconds(own.duration)),
+                                     ("crc", .string("ok")), ("peakSets", .array(sets))]).text)
+        } else {
+            print("format: soundmark signature v\(SignatureFile.fileVersion) (fingerprint format \(Configuration.formatVersion))")
+            print(String(format: "sample rate: %d Hz, duration %.3f s", own.configuration.sampleRate, own.duration))
+            print("CRC-32: ok")
+            for set in own.sets {
+                print("peaks (\(set.role == .query ? "query" : "reference") analysis, frame grid +\(set.skippedSamples) samples): \(set.peaks.count)")
+            }
+        }
+        return Exit.ok
+    }
     let file = try ShazamFile(path: path, requireValidCRC: false)
     switch file {
     case .signature(let s):
@@ -58,7 +79,7 @@ let signatureCommands: [CommandSpec] = [
     CommandSpec(words: ["signature", "show"], usage: "FILE", summary: "print what a signature or ShazamKit catalog file holds",
                 details: """
                 Reads a .shazamsignature (prefix versions 1 and 2), bare vnd.shazam.sig data (.bin), a
-                data:audio/vnd.shazam.sig;base64,… URI or a .shazamcatalog, recognised by content, and prints its format,
+                data:audio/vnd.shazam.sig;base64,… URI, a .shazamcatalog or a soundmark .smsig file, recognised by content, and prints its format,
                 sample rate, duration, peaks per band and CRC status; for a catalog, each signature and its media items
                 (sh_title, sh_subtitle, sh_artist, sh_timeRanges and custom keys). Exit code 1 when a CRC does not match.
                 """,

@@ -119,6 +119,11 @@ final class ShazamCLITests: XCTestCase {
             let m = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["matches"] as! [[String: Any]]
             return ((m[0]["reference"] as! [String: Any])["id"] as! String, m[0]["matchOffset"] as! Double)
         }
+        let shown = try soundmark(["signature", "show", "--format", "json", sig])
+        let info = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(info["format"] as? String, "soundmark signature v1")
+        XCTAssertEqual(info["duration"] as? Double, 10)
+        XCTAssertEqual((info["peakSets"] as? [[String: Any]])?.map { $0["role"] as! String }, ["reference", "query", "query", "query", "query"])
         let (idA, offA) = try top(clip), (idB, offB) = try top(sig)
         XCTAssertEqual(idA, "supertux-forest")
         XCTAssertEqual(idB, idA)
