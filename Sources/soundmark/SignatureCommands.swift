@@ -98,9 +98,10 @@ enum SignatureInput {
 /// nil for media (and for `-` and URLs, which are always media).
 /// - Throws: an error naming the file when it looks like a signature file but cannot be read.
 func signatureInput(_ source: String) throws -> SignatureInput? {
-    guard source != "-", !source.contains("://"), FileManager.default.fileExists(atPath: source),
-          let handle = FileHandle(forReadingAtPath: source) else { return nil }
-    let head = handle.readData(ofLength: 64)
+    var isDirectory: ObjCBool = false
+    guard source != "-", !source.contains("://"), FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory),
+          !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: source) else { return nil }
+    let head = (try? handle.read(upToCount: 64)) ?? Data()
     try? handle.close()
     if SignatureFile.looksLike(head) {
         guard let data = FileManager.default.contents(atPath: source) else { throw UsageError(message: "\(source): cannot read the file") }
