@@ -7,8 +7,10 @@ import Foundation
 /// offsets with the most votes (a clip cut between two pass boundaries splits its peaks between
 /// them). An alignment is reported when its votes are far above what chance gives at that
 /// reference (a Poisson tail, corrected for every offset tried, below 10⁻⁶) and at least
-/// ``minimumVotes``; its confidence is the share of the query's peaks aligned, scaled so that
-/// a quarter of them gives 1.
+/// ``minimumVotes``; its confidence is the share of the query's peaks aligned (a quarter of
+/// them gives 1) or, when that is stronger, how far chance is excluded (a corrected tail
+/// probability of 10⁻²⁰ gives 1, 10⁻¹⁰ gives 0.5): noise adds query peaks that align with
+/// nothing, so under noise the share falls while the aligned peaks still stand out.
 public struct ShazamMatcher: Sendable {
     /// References: metadata and signature, in the order given.
     public let references: [(item: MediaItem, signature: ShazamSignature)]
@@ -90,7 +92,10 @@ public struct ShazamMatcher: Sendable {
             let lambda = 2 * Double(candidates[r]) / offsets       // chance votes on a pair of offsets
             let logTail = ShazamMatcher.logPoissonTail(b.votes, lambda) + log(offsets)
             guard logTail < log(1e-6) else { continue }
-            let confidence = min(1, Double(b.votes) / Double(peaks.count) / 0.25)
+            // Share of the query's peaks aligned (a quarter: 1), or how far chance is excluded
+            // (10⁻²⁰ after the correction for every offset tried: 1), whichever is stronger.
+            let significance = -logTail / log(10)
+            let confidence = min(1, max(Double(b.votes) / Double(peaks.count) / 0.25, significance / 20))
             guard confidence >= threshold else { continue }
             let offsetPasses = Double(b.offset) + b.split
             let offset = offsetPasses * ShazamMatcher.passDuration
