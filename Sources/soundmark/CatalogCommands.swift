@@ -462,6 +462,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                 }
             }
             if outcome == .added || outcome == .replaced { duplicates?.didAdd(signature, as: item) }
+            if args.has("shazam"), outcome != .unchanged { try storeShazamPeaks(of: input.path, id: item.id, in: catalog) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
         } catch {
@@ -632,7 +633,8 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
                           OptionSpec(name: "marker", value: "N", help: "the audio-marker payload this reference carries (one file only; 0…4294967295 or 0x…): scan and monitor then read markers and report them per segment"),
                           OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
-                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, jobsOption],
+                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, jobsOption,
+                          shazamPeaksOption],
                 positional: 0...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",
                 details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],

@@ -16,11 +16,12 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
     let sources = args.positional
+    let catalogPath = try required(args, "catalog")
     let stream = try streamChoice(args), verbose = args.has("verbose")
     // Clips are matched --jobs at a time against the one index; reports in argument order.
     let digests = try LibraryTarget.from(args, input: sources[0]) != nil
     let work = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i in
-        try identifyClip(sources[i], matcher: matcher, stream: stream, verbose: verbose, digest: digests)
+        try identifyClip(sources[i], matcher: matcher, stream: stream, verbose: verbose, digest: digests, catalogPath: catalogPath)
     }
     guard sources.count > 1 else {
         let result = try work.take(0)
@@ -45,10 +46,16 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
 
 /// One identified clip: its query signature, its matches, its decoder and the digest of its
 /// samples (when a library records it).
-typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder, digest: String?)
+typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder?, digest: String?)
 
-/// Decodes and matches one clip; with `digest`, also takes the digest of its samples (the library's recording key).
-func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verbose: Bool, digest wanted: Bool = false) throws -> IdentifiedClip {
+/// Decodes and matches one clip (or reads a signature file, see SignatureCommands.swift: no
+/// decoder then); with `digest`, also takes the digest of its samples (the library's recording key).
+func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verbose: Bool, digest wanted: Bool = false,
+                  catalogPath: String) throws -> IdentifiedClip {
+    if let input = try signatureInput(source) {
+        let (signatures, matches) = try matchSignatureInput(input, source: source, matcher: matcher, catalogPath: catalogPath)
+        return (signatures[0], matches, nil, nil)
+    }
     let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
     // Same loop as SignatureGenerator.signatures(decoding:), with the digest.
     let generators = SignatureGenerator.framings(Matcher.framings, configuration: matcher.index.configuration, role: .query)
@@ -59,7 +66,9 @@ func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verb
     }
     let signatures = generators.map { $0.signature() }
     let signature = signatures[0]
-    return (signature, matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst())), decoder, wanted ? digest.hex : nil)
+    var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
+    matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: catalogPath)
+    return (signature, matches, decoder, wanted ? digest.hex : nil)
 }
 
 /// Records the best match of an identified clip (none: the recording with no airings) in the library of `--library`.
@@ -72,7 +81,7 @@ func recordIdentified(_ source: String, _ result: IdentifiedClip, matcher: Match
                start: m.queryStart, end: m.queryEnd, referenceStart: m.referenceStart, referenceEnd: m.referenceEnd,
                confidence: m.confidence, frequencySkew: m.frequencySkew, timeScale: m.timeScale)
     }
-    try target.record(library, name: source, digest: digest, duration: result.decoder.playbackDuration ?? result.signature.duration,
+    try target.record(library, name: source, digest: digest, duration: result.decoder?.playbackDuration ?? result.signature.duration,
                       airings: airings, verbose: args.has("verbose"))
 }
 
@@ -85,7 +94,7 @@ func reportIdentify(_ source: String, _ result: IdentifiedClip,
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
-    if matches.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if matches.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
     if format == "json" {
         print(JSONOutput.object((several ? [("source", .string(source))] : []) + [("matches", .array(matches.map(\.json)))]).text)
         return !matches.isEmpty
@@ -223,7 +232,12 @@ final class ChunkPipe: @unchecked Sendable {
 
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
-                   onAudio: (([Float]) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder) {
+                   onAudio: (([Float]) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder?) {
+    if let input = try signatureInput(source) {
+        // A signature file as the recording (see SignatureCommands.swift).
+        let (segments, duration) = try scanSignatureInput(input, source: source, index: index, options: options)
+        return (segments, duration, nil)
+    }
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
@@ -311,7 +325,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
 struct ScannedRecording {
     var segments: [Segment]
     var duration: Double
-    var decoder: MediaDecoder
+    var decoder: MediaDecoder?
     var digest: String?
     var marked: [(segment: Segment, marker: SegmentMarker?)]?
 }
@@ -321,7 +335,7 @@ struct ScannedRecording {
 func reportScan(_ source: String, _ result: ScannedRecording,
                 catalog: Catalog, index: CatalogIndex, args: ParsedArguments, format: String, cuesMode: String?) throws -> Bool {
     let (segments, duration, decoder, marked) = (result.segments, result.duration, result.decoder, result.marked)
-    if segments.isEmpty, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if segments.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
     let target = try LibraryTarget.from(args, input: source, labelsOnly: format == "html")
     let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
     var airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }

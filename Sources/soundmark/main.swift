@@ -33,7 +33,7 @@ func describe(_ error: Error) -> String {
 }
 
 let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
-    + libraryCommands + reportCommands + markerCommands
+    + libraryCommands + reportCommands + markerCommands + signatureCommands + shazamCatalogCommands
 
 /// One help line per command: its words padded to 24 columns, then its summary.
 func commandRows(_ specs: [CommandSpec]) -> [String] {

@@ -79,6 +79,8 @@ public final class Catalog {
     public let path: String
     /// The fingerprint configuration of every signature in it.
     public let configuration: Configuration
+    /// The SQLite connection (internal: the marker and Shazam-peak tables in `Marker/CatalogMarkers.swift`
+    /// and `CatalogShazam.swift` use it).
     var db: SQLiteDatabase!
     /// Whether the reference table has the checksum and file-stamp columns (an older catalog
     /// opened read-only may not).
@@ -319,6 +321,7 @@ public final class Catalog {
                 if let file { try storeStamp(file, id: item.id) }
                 if let annotations { try replaceAnnotations(id: item.id, annotations) }
                 try newIndexToken()
+                if existing != nil { try removeShazamSignature(id: item.id) } // peaks of the audio replaced
                 return existing == nil ? .added : .replaced
             }
         } catch let error as SoundmarkError {
@@ -440,6 +443,7 @@ public final class Catalog {
             return try db.transaction {
                 try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
                 try removeMarker(id: id)
+                try removeShazamSignature(id: id)
                 try db.prepare("DELETE FROM reference WHERE id = ?").bind(id).run()
                 guard sqlite3_changes(db.handle) > 0 else { return false }
                 try newIndexToken()

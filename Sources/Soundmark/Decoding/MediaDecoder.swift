@@ -43,6 +43,8 @@ public final class MediaDecoder {
     }
     /// Short description of the input stream, e.g. "mp3, 44100 Hz, 2 channels".
     public let inputDescription: String
+    /// The decoded stream's own sample rate in Hz (before resampling to the output rate), or 0 when unknown.
+    public var inputSampleRate: Int { Int(codecContext?.pointee.sample_rate ?? 0) }
     /// Total output samples (at the output rate, in Hz given to `init`) returned by
     /// `nextChunk()` so far, silence for a late start or a hole included; equals the
     /// `firstSample` of the next chunk (samples on the playback time line).

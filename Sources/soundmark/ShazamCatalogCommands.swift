@@ -1,0 +1,143 @@
+import Foundation
+import Soundmark
+
+/// The reference metadata and annotations that a ShazamKit entry's media items describe: the
+/// first item without `sh_timeRanges` gives title, subtitle, artist and properties (other `sh_`
+/// keys kept under their names); items with `sh_timeRanges` become annotations (one per range,
+/// the text from `sh_title`, else `sh_subtitle`, else a `text` property).
+func referenceMetadata(of entry: ShazamCatalog.Entry, id: String) -> (MediaItem, [Annotation]) {
+    var item = MediaItem(id: id)
+    var annotations: [Annotation] = []
+    let main = entry.mediaItems.first { $0.timeRanges.isEmpty } ?? entry.mediaItems.first.map {
+        ShazamMediaItem(title: $0.title, subtitle: $0.subtitle, artist: $0.artist, otherShazamKeys: $0.otherShazamKeys)
+    }
+    if let main {
+        item.title = main.title
+        item.subtitle = main.subtitle
+        item.artist = main.artist
+        item.properties = main.properties.merging(main.otherShazamKeys) { a, _ in a }
+    }
+    for m in entry.mediaItems where !m.timeRanges.isEmpty {
+        let text = m.title ?? m.subtitle ?? m.properties["text"] ?? ""
+        for r in m.timeRanges { annotations.append(Annotation(start: r.lowerBound, end: r.upperBound, text: text)) }
+    }
+    annotations.sort { ($0.start, $0.end) < ($1.start, $1.end) }
+    return (item, annotations)
+}
+
+func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
+    let catalog = try Catalog(path: try required(args, "catalog"), create: true)
+    if args.value("id") != nil && args.positional.count != 1 { throw UsageError(message: "--id names one reference: give one file") }
+    var failed = 0, imported = 0
+    for path in args.positional {
+        do {
+            let entries: [ShazamCatalog.Entry]
+            switch try ShazamFile(path: path) {
+            case .catalog(let c): entries = c.entries
+            case .signature(let s):
+                let base = slug(((path as NSString).lastPathComponent as NSString).deletingPathExtension)
+                entries = [ShazamCatalog.Entry(id: args.value("id") ?? (base.isEmpty ? "shazam" : base), signature: s)]
+            }
+            if args.value("id") != nil, entries.count != 1 {
+                throw SignatureReadError(message: "\(path): --id names one reference but the file holds \(entries.count)")
+            }
+            for entry in entries {
+                let id = args.value("id") ?? entry.id
+                var (item, annotations) = referenceMetadata(of: entry, id: id)
+                if let t = args.value("title") { item.title = t }
+                if let t = args.value("artist") { item.artist = t }
+                let outcome = try catalog.importShazamReference(entry.signature, representing: item, annotations: annotations, source: path)
+                imported += 1
+                print(String(format: "%@ %@ (%.1f s, %d Shazam peaks, %d annotation(s)) from %@", outcome == .replaced ? "replaced" : "imported",
+                             id, entry.signature.duration, entry.signature.peakCounts.reduce(0, +), annotations.count, path))
+            }
+        } catch let e as UsageError {
+            throw e
+        } catch {
+            printError(describe(error))
+            failed += 1
+        }
+    }
+    return failed == 0 ? Exit.ok : (imported == 0 ? Exit.error : Exit.none)
+}
+
+func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
+    guard args.value("format") == "shazamcatalog" else { throw UsageError(message: "--format shazamcatalog is required (the only export format)") }
+    guard let output = args.value("o") ?? args.value("output") else { throw UsageError(message: "-o FILE is required") }
+    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let stored = try catalog.shazamSignatures()
+    var refs = try catalog.references()
+    if !args.positional.isEmpty {
+        let wanted = Set(args.positional)
+        for id in args.positional where !refs.contains(where: { $0.item.id == id }) {
+            throw SoundmarkError.unknownReference(path: catalog.path, id: id)
+        }
+        refs = refs.filter { wanted.contains($0.item.id) }
+    }
+    var entries: [ShazamCatalog.Entry] = []
+    for ref in refs {
+        let signature: ShazamSignature
+        if let s = stored[ref.item.id] {
+            signature = s
+        } else if let source = ref.source, FileManager.default.fileExists(atPath: source) {
+            // No Shazam peaks stored: computed from the reference's source file.
+            signature = try ShazamPeakGenerator.signature(ofMedia: source, warning: { warn($0) })
+        } else {
+            throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file \(ref.source.map { "'\($0)' " } ?? "")is not available (add it with --shazam)")
+        }
+        var properties = ref.item.properties
+        var other: [String: String] = [:]
+        for (k, v) in properties where k.hasPrefix("sh_") { other[k] = v; properties[k] = nil }
+        var items = [ShazamMediaItem(title: ref.item.title, subtitle: ref.item.subtitle, artist: ref.item.artist,
+                                     otherShazamKeys: other, properties: properties)]
+        for a in try catalog.annotations(id: ref.item.id) {
+            items.append(ShazamMediaItem(title: a.text, timeRanges: [a.start...a.end]))
+        }
+        entries.append(ShazamCatalog.Entry(id: ref.item.id, signature: signature, mediaItems: items))
+    }
+    let data = ShazamCatalog(entries: entries).dataRepresentation
+    let tmp = output + ".part"
+    guard FileManager.default.createFile(atPath: tmp, contents: data), rename(tmp, output) == 0 else {
+        try? FileManager.default.removeItem(atPath: tmp)
+        throw SignatureReadError(message: "\(output): cannot write the catalog file")
+    }
+    printError("\(output): \(entries.count) signature(s), \(data.count) bytes")
+    return Exit.ok
+}
+
+let shazamCatalogCommands: [CommandSpec] = [
+    CommandSpec(words: ["catalog", "import"], usage: "FILE...",
+                summary: "add the signatures of .shazamcatalog / .shazamsignature files as references (no audio)",
+                details: """
+                Each signature becomes a reference matched through its Shazam peaks: its id is the catalog entry's id
+                (a .shazamsignature's file name), title, subtitle, artist and custom keys come from its media item,
+                media items with sh_timeRanges become annotations. An existing id is replaced.
+                """,
+                options: [catalogOption, OptionSpec(name: "id", value: "ID", help: "reference id (one signature only)"),
+                          OptionSpec(name: "title", value: "TEXT", help: "title (overrides the media item's)"),
+                          OptionSpec(name: "artist", value: "TEXT", help: "artist (overrides the media item's)")],
+                positional: 1...Int.max, run: runCatalogImport),
+    CommandSpec(words: ["catalog", "export"], usage: "[ID...]",
+                summary: "write references (all, or the ids given) to a ShazamKit .shazamcatalog",
+                details: """
+                Per reference: its Shazam signature (stored by catalog add --shazam or catalog import, else computed
+                from its source file) and a media item with sh_title, sh_subtitle, sh_artist and the custom properties;
+                each annotation becomes a media item with sh_timeRanges and its text as sh_title. Importing the file
+                gives back the same references.
+                """,
+                options: [catalogOption, OptionSpec(name: "format", value: "shazamcatalog", help: "export format (required)"),
+                          OptionSpec(name: "o", value: "FILE", help: "the .shazamcatalog to write"),
+                          OptionSpec(name: "output", value: "FILE", help: "same as -o")],
+                positional: 0...Int.max, run: runCatalogExport),
+]
+
+/// `catalog add --shazam`: also store Shazam-format peaks.
+let shazamPeaksOption = OptionSpec(name: "shazam", value: nil,
+    help: "also store Shazam-format peaks (a second decode at 16 kHz, about 1 MB per hour): Shazam signatures then match these references, and catalog export needs no source files")
+
+/// Computes and stores the Shazam peaks of a just-added reference.
+func storeShazamPeaks(of path: String, id: String, in catalog: Catalog) throws {
+    guard path != "-" else { throw SignatureReadError(message: "-: Shazam peaks need a file or URL (standard input is read once)") }
+    let signature = try ShazamPeakGenerator.signature(ofMedia: path, warning: { warn($0) })
+    try catalog.setShazamSignature(signature, forReference: id)
+}
