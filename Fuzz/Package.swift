@@ -4,7 +4,7 @@
 import PackageDescription
 
 let targets = ["FuzzSRT", "FuzzWebVTT", "FuzzASS", "FuzzJSONAnnotations", "FuzzAnnotationDetect",
-               "FuzzLegacyEncoding", "FuzzEvents", "FuzzSignature", "FuzzPostings"]
+               "FuzzLegacyEncoding", "FuzzEvents", "FuzzSignature", "FuzzPostings", "FuzzShazamFile", "FuzzSignatureFile"]
 
 let package = Package(
     name: "soundmark-fuzz",

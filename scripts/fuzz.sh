@@ -11,7 +11,8 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(FuzzSRT FuzzWebVTT FuzzASS FuzzJSONAnnotations FuzzAnnotationDetect
-                                     FuzzLegacyEncoding FuzzEvents FuzzSignature FuzzPostings)
+                                     FuzzLegacyEncoding FuzzEvents FuzzSignature FuzzPostings
+                                     FuzzShazamFile FuzzSignatureFile)
 swift build -c release --package-path Fuzz --scratch-path "$root/.build/fuzz" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library || exit 1
 bin=$(swift build -c release --package-path Fuzz --scratch-path "$root/.build/fuzz" --show-bin-path)
