@@ -90,8 +90,11 @@ fi
 run() { # catalog-label catalog id len src
     local f best
     f=$(ls "$OUT/clips/$3".* | head -1)
-    best=$("$BIN" identify --catalog "$2" --threshold 0 --format json "$f" 2>/dev/null |
-        grep -o '"confidence":[0-9.e-]*' | cut -d: -f2 | sort -g | tail -1)
+    local json rc=0
+    json=$("$BIN" identify --catalog "$2" --threshold 0 --format json "$f" 2>"$OUT/identify-$3.err") || rc=$?
+    # Exit 1 is "no match"; anything else is an error, never a confidence of 0.
+    if [ "$rc" -gt 1 ]; then echo "fp-sweep: identify failed on $f: $(head -c 300 "$OUT/identify-$3.err")" >&2; exit 255; fi
+    best=$(grep -o '"confidence":[0-9.e-]*' <<< "$json" | cut -d: -f2 | sort -g | tail -1)
     printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$4" "$3" "$(basename "$5")" "${best:-0}"
 }
 export -f run; export BIN=$bin OUT=$out

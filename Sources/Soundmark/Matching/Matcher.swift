@@ -166,18 +166,18 @@ public final class Matcher {
 
     /// The chance level ``match(_:reframed:)`` assumes for a query of `seconds`, whatever the
     /// catalog holds, in aligned landmarks: `7 + 0.27 · seconds` up to 10 s (8 for 5 s, 10 for
-    /// 10 s), then `10 + 0.65 · (seconds − 10)` (17 for 20 s, 23 for 30 s, 43 for 60 s), rounded.
+    /// 10 s), then one per second (20 for 20 s, 30 for 30 s, 60 for 60 s), rounded.
     /// Up to 10 s this is about what the best of the references a clip of other music is *not*
     /// in reaches by chance (measured as the 6th-best reference of the benchmark's
     /// 128-reference catalog, which a catalog of one or ten references does not have), so a
-    /// match scores the same in a catalog of any size. Chance grows faster with the clip's
-    /// length than that line: in `scripts/fp-sweep.sh` the best chance alignment of 10 s clips
-    /// reached 19 aligned landmarks and of 30 s clips 32 (a 30 s clip of Hedgewars' *bath* against
-    /// SuperTux's *forest-sprint*, alone or among 128 references, scored 0.66 with 28 and a floor
-    /// of 15; *EarthRise* against *cave* 0.66 with 29), 0.65 per second; both are now 9 over the
-    /// floor, a confidence of about 0.2.
+    /// match scores the same in a catalog of any size. Beyond 10 s chance grows with the clip
+    /// (the expected chance votes at one offset grow with its landmarks): in
+    /// `scripts/fp-sweep.sh` the best chance alignment of 10 s clips of other music reached 19
+    /// aligned landmarks and of 30 s clips 40 (Hedgewars' *Desert* against Warzone 2100's
+    /// *track8*, no waveform correlation; with the former floor of 15 it scored 0.97), about 9–10
+    /// over this floor at both lengths, a confidence of 0.2–0.34.
     public static func chanceFloor(seconds: Double) -> Int {
-        seconds <= 10 ? 7 + Int((0.27 * seconds).rounded()) : 10 + Int((0.65 * (seconds - 10)).rounded())
+        seconds <= 10 ? 7 + Int((0.27 * seconds).rounded()) : Int(seconds.rounded())
     }
 
     /// Bits of a vote key: reference index (18), offset + 2^24 (25), hash (21).
