@@ -376,6 +376,9 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         do {
             let row = rows[absolutePath(input.path)]
             let explicitID = args.value("id") ?? row?.id
+            if let id = explicitID, id.trimmingCharacters(in: .whitespaces).isEmpty {
+                throw CommandError(message: "\(input.path): the reference id is empty")
+            }
             var rowProperties = properties
             for (k, v) in row?.properties ?? [:] { rowProperties[k] = v }
             let annotations = try sharedAnnotations ?? row?.annotations.map { try readAnnotations($0, encoding: args.value("encoding")) }

@@ -343,7 +343,11 @@ func runLibraryImport(_ args: ParsedArguments) throws -> Int32 {
         if isMonitorStreamEvent(payload) { continue }
         timeline.apply(payload)
     }
-    let airings = TimelineImport.airings(from: timeline.rows, startTime: startTime)
+    let airings = TimelineImport.airings(from: timeline.rows, startTime: startTime).filter { a in
+        guard let problem = TimelineImport.problem(a) else { return true }
+        warn("\(name): activity of \(a.reference) skipped: \(problem)")
+        return false
+    }
     let library = try Library(path: try required(args, "library"), create: true)
     var digest = AudioDigest()
     digest.append(bytes: Array(text.utf8))

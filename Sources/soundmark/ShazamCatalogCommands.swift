@@ -43,6 +43,13 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
             }
             for entry in entries {
                 let id = args.value("id") ?? entry.id
+                guard !id.trimmingCharacters(in: .whitespaces).isEmpty else {
+                    throw SignatureReadError(message: "\(path): an entry has an empty id (give one with --id)")
+                }
+                // A reference made from audio keeps its fingerprint: Shazam peaks alone would replace it.
+                if let existing = try catalog.reference(id: id), existing.postingCount > 0 {
+                    throw SignatureReadError(message: "\(path): reference '\(id)' is already in \(catalog.path) with its audio fingerprint; remove it first (or import under another --id)")
+                }
                 var (item, annotations) = referenceMetadata(of: entry, id: id)
                 if let t = args.value("title") { item.title = t }
                 if let t = args.value("artist") { item.artist = t }
@@ -80,7 +87,12 @@ func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
         if let s = stored[ref.item.id] {
             signature = s
         } else if let source = ref.source, FileManager.default.fileExists(atPath: source) {
-            // No Shazam peaks stored: computed from the reference's source file.
+            // No Shazam peaks stored: computed from the reference's source file, if it still holds
+            // the audio the reference was made from (same size and content digest).
+            guard let stamp = FileStamp.of(path: source),
+                  try catalog.references(withContentOf: stamp).contains(where: { $0.item.id == ref.item.id }) else {
+                throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file '\(source)' has changed since it was added (add it again with --shazam)")
+            }
             signature = try ShazamPeakGenerator.signature(ofMedia: source, warning: { warn($0) })
         } else {
             throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file \(ref.source.map { "'\($0)' " } ?? "")is not available (add it with --shazam)")

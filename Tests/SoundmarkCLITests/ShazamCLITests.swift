@@ -40,6 +40,40 @@ final class ShazamCLITests: XCTestCase {
 
     func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }
 
+    func testImportDoesNotReplaceAFingerprintAndExportRefusesAChangedSourceFile() throws {
+        // Importing a catalog's own export replaced its references' fingerprints with Shazam peaks
+        // (scan then found nothing); exporting after the source file changed wrote another
+        // recording's peaks under the reference's id.
+        let dir = Self.work.appendingPathComponent("replace-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let source = dir.appendingPathComponent("forest.ogg").path
+        try FileManager.default.copyItem(atPath: CLISupport.root.appendingPathComponent("samples/references/supertux-forest.ogg").path,
+                                         toPath: source)
+        let db = dir.appendingPathComponent("c.db").path, export = dir.appendingPathComponent("c.shazamcatalog").path
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", db, source]).status, 0)
+        XCTAssertEqual(try soundmark(["catalog", "export", "--format", "shazamcatalog", "--catalog", db, "-o", export]).status, 0)
+        let again = try soundmark(["catalog", "import", "--catalog", db, export])
+        XCTAssertEqual(again.status, 2)
+        XCTAssertTrue(again.stderr.contains("'forest' is already in"), again.stderr)
+        XCTAssertEqual(again.stderr.split(separator: "\n").count, 1, again.stderr)
+        let clip = CLISupport.root.appendingPathComponent("samples/clip.mp3").path
+        let found = try soundmark(["identify", "--catalog", db, "--format", "json", clip])
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertTrue(found.stdout.contains("\"alignedLandmarks\""), "still matched by its fingerprint")
+        // The source file now holds other audio: no export under the old id.
+        try FileManager.default.removeItem(atPath: source)
+        try FileManager.default.copyItem(atPath: CLISupport.root.appendingPathComponent("samples/references/supertux-chipdisko.ogg").path,
+                                         toPath: source)
+        let changed = try soundmark(["catalog", "export", "--format", "shazamcatalog", "--catalog", db, "-o", export + "2"])
+        XCTAssertEqual(changed.status, 2)
+        XCTAssertTrue(changed.stderr.contains("has changed since it was added"), changed.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: export + "2"))
+        // An empty id is refused.
+        let empty = try soundmark(["catalog", "add", "--catalog", db, "--id", "", clip])
+        XCTAssertNotEqual(empty.status, 0)
+        XCTAssertTrue(empty.stderr.contains("the reference id is empty"), empty.stderr)
+    }
+
     func testShowAndroidSignatureAsJSON() throws {
         let r = try soundmark(["signature", "show", "--format", "json", fixture("shazam-for-real_test-sigx-10.2.1.bin")])
         XCTAssertEqual(r.status, 0, r.stderr)

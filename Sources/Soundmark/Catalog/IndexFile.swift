@@ -182,6 +182,15 @@ enum IndexFile {
         }
     }
 
+    /// Whether `values` never decrease, start at `first` and end at `last`.
+    static func ascending<T: FixedWidthInteger>(_ values: PostingBuffer<T>, from first: T, to last: T) -> Bool {
+        values.withUnsafeBufferPointer { v in
+            guard let a = v.first, let z = v.last, a == first, z == last else { return false }
+            for i in 1..<v.count where v[i] < v[i - 1] { return false }
+            return true
+        }
+    }
+
     /// Maps the index file at `path` when it exists and its header equals `expected`; `nil`
     /// when it is missing, stale, truncated or not an index file.
     static func map(path: String, expected: Header) -> PostingIndex? {
@@ -206,9 +215,16 @@ enum IndexFile {
         guard found == expected else { return nil }
         let start = PostingBuffer<UInt32>(storage: storage, byteOffset: shape.start, count: expected.hashCount + 1)
         guard start[expected.hashCount] == UInt32(truncatingIfNeeded: expected.postingCount) else { return nil }
+        // Damage that would send a lookup outside the postings (a bucket or a reference's
+        // frames that end before they start) makes the file unusable: it is rebuilt. (A
+        // damaged posting inside the bounds is not detected; matching skips one that names no
+        // reference.)
+        let frameStart = PostingBuffer<UInt64>(storage: storage, byteOffset: shape.frameStart, count: expected.referenceCount + 1)
+        guard ascending(start, from: 0, to: UInt32(truncatingIfNeeded: expected.postingCount)),
+              ascending(frameStart, from: 0, to: UInt64(expected.postingCount)) else { return nil }
         return PostingIndex(start: start,
                             entries: PostingBuffer(storage: storage, byteOffset: shape.entries, count: expected.postingCount),
-                            frameStart: PostingBuffer(storage: storage, byteOffset: shape.frameStart, count: expected.referenceCount + 1),
+                            frameStart: frameStart,
                             frames: PostingBuffer(storage: storage, byteOffset: shape.frames, count: expected.postingCount),
                             referenceCount: expected.referenceCount, storage: storage)
     }

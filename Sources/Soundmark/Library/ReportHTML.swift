@@ -304,6 +304,8 @@ public enum ReportHTML {
 
     /// A number for SVG attributes (at most 2 decimals).
     static func n(_ v: Double) -> String {
+        // (Coordinates come from stored airings; one out of any sane range must not stop the page.)
+        guard v.isFinite, abs(v) < 1e12 else { return "0" }
         let r = (v * 100).rounded() / 100
         return r == r.rounded() ? String(Int(r)) : String(format: "%.2f", r)
     }

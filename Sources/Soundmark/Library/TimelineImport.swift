@@ -14,6 +14,22 @@ public enum TimelineImport {
     /// - Reference times: the numeric `referenceStart` field, else the first-seen `position`;
     ///   the end follows at time scale 1. `confidence` and `frequencySkew` fields when numeric
     ///   (else 0); `title` and `artist` fields; the marker when a payload reported one.
+    /// Why an imported airing cannot be stored, or `nil`: its times (seconds) must be finite and
+    /// in 0…10^9 with the end not before the start, its reference start finite within ±10^9,
+    /// its confidence in 0…1 and its frequency skew finite within ±1 (events from another
+    /// recogniser are not trusted: a start of −5 or an end of 1e308 would break every report).
+    public static func problem(_ a: Airing) -> String? {
+        let limit = 1e9
+        func bad(_ v: Double?, _ range: ClosedRange<Double>) -> Bool { v.map { !$0.isFinite || !range.contains($0) } ?? false }
+        if bad(a.start, 0...limit) || bad(a.end, 0...limit) { return "start \(a.start) s or end \(a.end) s outside 0…1e9" }
+        if a.end < a.start { return "end \(a.end) s before start \(a.start) s" }
+        if bad(a.wallStart, -limit * 10...limit * 10) || bad(a.wallEnd, -limit * 10...limit * 10) { return "wall-clock time out of range" }
+        if bad(a.referenceStart, -limit...limit) || bad(a.referenceEnd, -limit...limit) { return "reference time \(a.referenceStart) s out of range" }
+        if bad(a.confidence, 0...1) { return "confidence \(a.confidence) outside 0…1" }
+        if bad(a.frequencySkew, -0.999...0.999) { return "frequency skew \(a.frequencySkew) out of range" }
+        return nil
+    }
+
     public static func airings(from rows: [TimelineRow], startTime: Double? = nil) -> [Airing] {
         let isoTimes = rows.contains { $0.firstSeen.timestamp != nil }
         let origin = isoTimes ? rows.compactMap(\.firstSeen.time).min() ?? 0 : 0

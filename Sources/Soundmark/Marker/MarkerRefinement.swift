@@ -29,8 +29,9 @@ public struct SegmentMarker: Equatable, Sendable {
 /// is kept while this one is dropped and listed among its ``Segment/alternatives``, or one of
 /// this segment's own alternatives, which takes its place (the former reference becomes the
 /// alternative). Markers never create segments, windows outside every segment are ignored, a
-/// marker naming a reference of other audio changes nothing, and a segment without a decoded
-/// marker is left as the fingerprint found it.
+/// marker naming a reference of other audio is not this segment's (a window straddling a
+/// neighbouring marked spot) and changes nothing, and a segment without a decoded marker is
+/// left as the fingerprint found it.
 public enum MarkerRefinement {
     /// - Parameters:
     ///   - segments: the fingerprint's segments (``Scanner``), in time order.
@@ -44,9 +45,21 @@ public enum MarkerRefinement {
         for (id, payload) in markers.sorted(by: { $0.key < $1.key }) { idsByPayload[payload, default: []].append(id) }
         var indexByID: [String: Int] = [:]
         for (i, r) in index.references.enumerated() { indexByID[r.item.id] = i }
+        // A payload the catalog records for references whose audio is not this segment's
+        // (none of its reference, its alternatives, or a segment over the same stretch) was
+        // decoded from a neighbouring spot's audio in a window that straddles both: it is not
+        // this segment's marker.
+        func admissible(_ payload: UInt32, for segment: Segment) -> Bool {
+            guard let named = idsByPayload[payload] else { return true }
+            var here: Set<String> = [segment.item.id]
+            for a in segment.alternatives { here.insert(a.item.id) }
+            for other in segments where overlap(other, segment) >= 0.5 * (segment.end - segment.start) { here.insert(other.item.id) }
+            return named.contains(where: here.contains)
+        }
         var result: [(segment: Segment, marker: SegmentMarker?)] = segments.map { segment in
             let inside = windows.filter { w in
                 min(w.end, segment.end) - max(w.start, segment.start) >= 0.6 * (w.end - w.start)
+                    && admissible(w.payload, for: segment)
             }
             guard !inside.isEmpty else { return (segment, nil) }
             var counts: [UInt32: Int] = [:]

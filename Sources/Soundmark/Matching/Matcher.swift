@@ -192,6 +192,7 @@ public final class Matcher {
         var keys: [UInt64] = []
         keys.reserveCapacity(landmarks.count * 4)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
+        let referenceCount = UInt64(index.references.count)
         index.postings.start.withUnsafeBufferPointer { start in
             for l in landmarks {
                 guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
@@ -204,7 +205,8 @@ public final class Matcher {
                         let entry = entries[e]
                         let ref = entry >> 32
                         let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
-                        guard off >= 0 && off < offsetLimit else { continue }
+                        // (A posting of no reference can only come from a damaged index file.)
+                        guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
                         keys.append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | UInt64(h))
                     }
                 }

@@ -247,6 +247,7 @@ public final class Scanner {
     private func vote(_ l: LandmarkHasher.Prepared) {
         if options.voteSubsample > 1 && Int(l.ratioStep) % options.voteSubsample != 0 { return }
         let start = index.postings.start
+        let referenceCount = UInt64(index.references.count)
         let stride = max(1, options.coarseStride)
         for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
             let c = options.candidates[ci]
@@ -257,7 +258,8 @@ public final class Scanner {
             index.postings.withPostings(lo..<hi) { entries in
                 for entry in entries {
                     let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
-                    guard off >= 0 else { continue }
+                    // (A posting of no reference can only come from a damaged index file.)
+                    guard off >= 0, entry >> 32 < referenceCount else { continue }
                     table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
                 }
             }
@@ -868,7 +870,8 @@ public final class Scanner {
         // A segment (2 s or more) of another reference that lies inside a longer one (≥ 80 % of
         // it) and gathers about as many hits per second (0.5–1.3 times) is shared material (two
         // versions of a song): the longer one, which also explains the rest, keeps it as an
-        // alternative for that stretch.
+        // alternative for that stretch. Two segments over the same stretch (each ≥ 80 % inside the
+        // other, 0.77–1.3 times the hit rate) are one entry with the other as its alternative.
         var shared: [Int: [(item: MediaItem, start: Double, end: Double)]] = [:]
         var explained = Set<Int>()
         for (i, s) in candidates.enumerated() {
@@ -876,10 +879,18 @@ public final class Scanner {
             let rate = Double(s.hits) / length
             if let j = candidates.indices.first(where: { j in
                 let o = candidates[j]
-                guard j != i, o.referenceIndex != s.referenceIndex, o.end - o.start >= length + 2 else { return false }
+                guard j != i, o.referenceIndex != s.referenceIndex, length >= 2 else { return false }
+                let otherLength = max(o.end - o.start, 1e-3)
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
-                let otherRate = Double(o.hits) / max(o.end - o.start, 1e-3)
-                return overlap >= 0.8 && rate <= 1.3 * otherRate && rate >= 0.5 * otherRate && length >= 2
+                let otherRate = Double(o.hits) / otherLength
+                guard overlap >= 0.8 && rate <= 1.3 * otherRate && rate >= 0.5 * otherRate else { return false }
+                if otherLength >= length + 2 { return true }
+                // The same stretch in two references (the same recording catalogued twice, or two
+                // versions identical here): one entry, the other reference its alternative — the
+                // one with more hits keeps it (on a tie, the smaller id).
+                let mutual = (min(o.end, s.end) - max(o.start, s.start)) / otherLength
+                return otherLength > length - 2 && mutual >= 0.8 && rate >= 0.77 * otherRate
+                    && (o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id))
             }) {
                 explained.insert(i)
                 shared[j, default: []].append((s.item, s.start, s.end))

@@ -55,6 +55,39 @@ final class IndexFileTests: XCTestCase {
         XCTAssertEqual(best.offsetFrames * Configuration().hopDuration, 12, accuracy: 0.05)
     }
 
+    /// Flips bytes of the index file at `path` from `offset` on, every `step` bytes, `count` times.
+    private func damage(_ path: String, from offset: Int, step: Int, count: Int) throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        for i in stride(from: offset, to: min(bytes.count, offset + step * count), by: step) { bytes[i] ^= 0xFF }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    func testDamagedIndexFileIsRebuiltOrItsBadPostingsSkipped() throws {
+        // A damaged bucket table (bytes flipped in the hash → postings boundaries) crashed scan
+        // and identify with a range whose end came before its start.
+        let (path, _) = try catalogWithReferences(ids)
+        let catalog = try Catalog(path: path, readOnly: true)
+        let clean = try catalog.loadIndex()
+        let expected = Matcher(index: clean).match(try query("supertux-forest", at: 12))
+        let hashCount = clean.postings.start.count - 1
+        try damage(path + ".index", from: 64 + 4 * 1000, step: 4 * 997, count: hashCount / 997)
+        let rebuilt = try catalog.loadIndex()
+        XCTAssertFalse(rebuilt.postings.isMapped, "a bucket table out of order is not mapped")
+        XCTAssertEqual(Array(rebuilt.postings.entries), Array(clean.postings.entries))
+        XCTAssertEqual(try catalog.loadIndex().postings.isMapped, true, "the damaged file was rewritten")
+        // Postings naming no reference (the reference half of entries flipped): skipped, no crash.
+        let entries = 64 + (4 * (hashCount + 1) + 7) / 8 * 8
+        try damage(path + ".index", from: entries + 7, step: 8 * 101, count: clean.postings.entries.count / 101)
+        let damaged = try catalog.loadIndex()
+        XCTAssertTrue(damaged.postings.isMapped)
+        let found = Matcher(index: damaged).match(try query("supertux-forest", at: 12))
+        XCTAssertEqual(found.first.map { damaged.references[$0.referenceIndex].item.id }, "supertux-forest")
+        XCTAssertEqual(found.first?.offsetFrames ?? 0, expected.first?.offsetFrames ?? -1, accuracy: 1)
+        let scanner = Scanner(index: damaged)
+        scanner.consume(try query("supertux-forest", at: 12))
+        XCTAssertEqual(scanner.finish().map(\.item.id), ["supertux-forest"])
+    }
+
     func testIndexWrittenBeforeAnAddOrRemoveIsNeverUsed() throws {
         let (path, _) = try catalogWithReferences(["supertux-forest", "wesnoth-knolls"])
         let reader = try Catalog(path: path, readOnly: true)

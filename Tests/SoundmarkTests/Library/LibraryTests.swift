@@ -28,6 +28,22 @@ final class LibraryTests: XCTestCase {
         XCTAssertEqual(Library.dayName(0), "1970-01-01")
     }
 
+    func testImportedAiringsOutOfRangeAreRefused() {
+        // An imported event with end 1e308 made `report html` crash and `report counts` print an
+        // airtime of 1e+308; a start of −5 and a confidence of 7 were stored as they were.
+        XCTAssertNil(TimelineImport.problem(airing("a", 0, 30)))
+        var far = airing("a", 0, 30); far.end = 1e308
+        XCTAssertEqual(TimelineImport.problem(far), "start 0.0 s or end 1e+308 s outside 0…1e9")
+        var early = airing("a", 0, 30); early.start = -5
+        XCTAssertNotNil(TimelineImport.problem(early))
+        var sure = airing("a", 0, 30); sure.confidence = 7
+        XCTAssertEqual(TimelineImport.problem(sure), "confidence 7.0 outside 0…1")
+        var nan = airing("a", 0, 30); nan.referenceStart = .nan
+        XCTAssertNotNil(TimelineImport.problem(nan))
+        var backwards = airing("a", 30, 30); backwards.end = 10
+        XCTAssertEqual(TimelineImport.problem(backwards), "end 10.0 s before start 30.0 s")
+    }
+
     func testTheSameDigestReplacesItsAiringsAndAnotherAdds() throws {
         let lib = try library()
         let first = try lib.record(LibraryRecording(digest: "aaaa0001", name: "a.mp3", source: "radio1", duration: 100),

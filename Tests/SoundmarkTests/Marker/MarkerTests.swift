@@ -29,6 +29,33 @@ final class MarkerTests: XCTestCase {
         return out
     }
 
+    func testAWindowStraddlingANeighbouringMarkedSpotIsNotTheSegmentsMarker() throws {
+        // A recording: 8 s of other music, spot-b (payload 222) from 8 to 23 s, forest (not marked)
+        // from 23 to 33 s. The window 20–30 s decoded 222 (its marked audio is before 23 s) and lies
+        // 70 % inside forest's segment: forest was reported with spot-b's marker.
+        let items = ["spot-a", "spot-b", "forest"].map { MediaItem(id: $0, title: $0) }
+        let index = CatalogIndex(configuration: Configuration(), items: try items.map { ($0, try TestSupport.referenceSignature(
+            $0.id == "forest" ? "supertux-forest" : "wesnoth-knolls")) })
+        func segment(_ id: String, _ start: Double, _ end: Double) -> Segment {
+            let i = index.references.firstIndex { $0.item.id == id }!
+            return Segment(referenceIndex: i, item: index.references[i].item, start: start, end: end, referenceStart: 0,
+                           referenceEnd: end - start, frequencySkew: 0, timeScale: 1, confidence: 1, hits: 100)
+        }
+        let windows = [MarkerDetection(payload: 222, start: 10, end: 20, confidence: 0.9, windows: 1),
+                       MarkerDetection(payload: 222, start: 20, end: 30, confidence: 0.8, windows: 1)]
+        let result = MarkerRefinement.apply(to: [segment("spot-b", 8, 23), segment("forest", 23, 33)], windows: windows,
+                                            markers: ["spot-a": 111, "spot-b": 222], index: index)
+        XCTAssertEqual(result.map(\.segment.item.id), ["spot-b", "forest"])
+        XCTAssertEqual(result[0].marker?.payload, 222)
+        XCTAssertEqual(result[0].marker?.referenceID, "spot-b")
+        XCTAssertNil(result[1].marker, "forest's audio carries no marker")
+        // A payload no reference records is still reported for the segment it lies in.
+        let unknown = MarkerRefinement.apply(to: [segment("forest", 23, 33)],
+                                             windows: [MarkerDetection(payload: 999, start: 23, end: 33, confidence: 0.9, windows: 1)],
+                                             markers: ["spot-b": 222], index: index)
+        XCTAssertEqual(unknown[0].marker?.payload, 999)
+    }
+
     func testCodeRoundTripAndCRC() {
         for payload: UInt32 in [0, 1, 0xDEAD_BEEF, 0xFFFF_FFFF, 123_456] {
             let coded = MarkerCode.encode(payload: payload)
