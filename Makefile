@@ -20,7 +20,7 @@ build: deps
 	swift build -c release
 
 demo: build
-	@rm -f $(DEMO_CATALOG) $(DEMO_CATALOG)-wal $(DEMO_CATALOG)-shm; mkdir -p $(dir $(DEMO_CATALOG))
+	@rm -f $(DEMO_CATALOG) $(DEMO_CATALOG)-wal $(DEMO_CATALOG)-shm $(DEMO_CATALOG).index; mkdir -p $(dir $(DEMO_CATALOG))
 	$(SOUNDMARK) catalog add --catalog $(DEMO_CATALOG) samples/references
 	$(SOUNDMARK) catalog annotate --catalog $(DEMO_CATALOG) wesnoth-knolls samples/wesnoth-knolls.srt
 	$(SOUNDMARK) catalog list --catalog $(DEMO_CATALOG)
