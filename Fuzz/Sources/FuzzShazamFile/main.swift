@@ -1,6 +1,6 @@
 // libFuzzer target: ShazamKit files as `signature show` and `catalog import` read them
 // (`ShazamFile(data:)`: .shazamsignature, bare vnd.shazam.sig, data URIs, .shazamcatalog); a
-// signature that reads is written back, and that must read back with the same peaks.
+// signature that reads is written back and read again.
 import Foundation
 import Soundmark
 import CFuzzDriver
