@@ -57,14 +57,9 @@ func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verb
         return (signatures[0], matches, nil, nil)
     }
     let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
-    // Same loop as SignatureGenerator.signatures(decoding:), with the digest.
-    let generators = SignatureGenerator.framings(Matcher.framings, configuration: matcher.index.configuration, role: .query)
     var digest = AudioDigest()
-    while let chunk = try decoder.nextChunk() {
-        if wanted { digest.append(chunk.samples) }
-        for generator in generators { generator.append(chunk.samples) }
-    }
-    let signatures = generators.map { $0.signature() }
+    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: matcher.index.configuration, role: .query,
+                                                       framings: Matcher.framings, onChunk: wanted ? { digest.append($0) } : nil)
     let signature = signatures[0]
     var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
     matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: catalogPath)

@@ -26,4 +26,38 @@ enum CLISupport {
         for c in candidates where FileManager.default.isExecutableFile(atPath: c) { return c }
         throw XCTSkip("soundmark binary not found (tried \(candidates.joined(separator: ", ")))")
     }
+
+    /// What a run of a program printed and how it ended.
+    struct Run {
+        /// Exit status (the signal number when `signalled`).
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        /// Whether the process was killed by a signal (a crash) rather than exiting.
+        var signalled: Bool
+    }
+
+    /// Runs `executable` with `arguments`, standard input empty, standard output and error
+    /// through files in `directory` (no pipe can fill up; the files are removed afterwards).
+    static func run(_ executable: String, _ arguments: [String], in directory: URL) throws -> Run {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
+        let err = directory.appendingPathComponent("err-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: out)
+            try? FileManager.default.removeItem(at: err)
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        try p.run()
+        p.waitUntilExit()
+        return Run(status: p.terminationStatus, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                   stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "", signalled: p.terminationReason == .uncaughtSignal)
+    }
 }

@@ -39,26 +39,8 @@ final class CLITests: XCTestCase {
     private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let out = Self.workDirectory.appendingPathComponent("out-\(UUID().uuidString)")
-        let err = Self.workDirectory.appendingPathComponent("err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: out)
-            try? FileManager.default.removeItem(at: err)
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus,
-                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "",
-                      signalled: p.terminationReason == .uncaughtSignal)
+        let r = try CLISupport.run(executable, arguments, in: Self.workDirectory)
+        return Result(status: r.status, stdout: r.stdout, stderr: r.stderr, signalled: r.signalled)
     }
 
     private func soundmark(_ arguments: String...) throws -> Result {

@@ -16,21 +16,8 @@ final class LibraryCLITests: XCTestCase {
 
     /// Runs the binary; output through files (no pipe can fill up).
     func run(_ arguments: [String]) throws -> Result {
-        try FileManager.default.createDirectory(at: Self.work, withIntermediateDirectories: true)
-        let out = Self.work.appendingPathComponent("out-\(UUID().uuidString)"), err = Self.work.appendingPathComponent("err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try CLISupport.soundmarkBinary())
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, out: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                      err: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        let r = try CLISupport.run(try CLISupport.soundmarkBinary(), arguments, in: Self.work)
+        return Result(status: r.status, out: r.stdout, err: r.stderr)
     }
 
     /// The sample catalog (samples/references), built once.

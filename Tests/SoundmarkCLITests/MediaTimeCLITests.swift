@@ -21,20 +21,8 @@ final class MediaTimeCLITests: XCTestCase {
     private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
-        let err = directory.appendingPathComponent("err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        let r = try CLISupport.run(executable, arguments, in: directory)
+        return Result(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
     private func soundmark(_ arguments: String...) throws -> Result { try run(try binary(), arguments) }

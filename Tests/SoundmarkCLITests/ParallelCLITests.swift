@@ -19,20 +19,8 @@ final class ParallelCLITests: XCTestCase {
     private var references: String { CLISupport.root.appendingPathComponent("samples/references").path }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
-        let err = directory.appendingPathComponent("err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        p.waitUntilExit()
-        return (p.terminationStatus, (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        let r = try CLISupport.run(executable, arguments, in: directory)
+        return (r.status, r.stdout, r.stderr)
     }
 
     private func soundmark(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {

@@ -21,21 +21,8 @@ final class ShazamCLITests: XCTestCase {
 
     /// Runs the built binary with `arguments`; stdout and stderr through files.
     func soundmark(_ arguments: [String]) throws -> Run {
-        let out = Self.work.appendingPathComponent("out-\(UUID().uuidString)")
-        let err = Self.work.appendingPathComponent("err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try CLISupport.soundmarkBinary())
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus, stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                   stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        let r = try CLISupport.run(try CLISupport.soundmarkBinary(), arguments, in: Self.work)
+        return Run(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
     func fixture(_ name: String) -> String { Self.fixtures.appendingPathComponent(name).path }

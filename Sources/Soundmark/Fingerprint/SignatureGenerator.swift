@@ -208,11 +208,15 @@ public final class SignatureGenerator {
     ///   - configuration, role, framings: as for `signatures(ofMedia:)`.
     /// - Returns: the signatures; their frames count from the start of the media's playback
     ///   time line (see ``MediaDecoder``).
+    ///   - onChunk: sees every decoded chunk (mono samples at `configuration.sampleRate`) before
+    ///     it is analysed, e.g. for a digest of the audio (default: none).
     /// - Throws: ``MediaDecodingError`` when the input cannot be read.
     public static func signatures(decoding decoder: MediaDecoder, configuration: Configuration = Configuration(),
-                                  role: Role = .reference, framings: Int = 1) throws -> [Signature] {
+                                  role: Role = .reference, framings: Int = 1,
+                                  onChunk: (([Float]) -> Void)? = nil) throws -> [Signature] {
         let generators = SignatureGenerator.framings(framings, configuration: configuration, role: role)
         while let chunk = try decoder.nextChunk() {
+            onChunk?(chunk.samples)
             for generator in generators { generator.append(chunk.samples) }
         }
         return generators.map { $0.signature() }
