@@ -688,6 +688,18 @@ public final class Scanner {
         return max(0, min(known, reached))
     }
 
+    /// Whether the recording holds no landmark anchored in the 4-frame bins that overlap
+    /// frames `from ..< to`, inside the recording and still known (``landmarkCount(at:frames:)``).
+    /// `false` outside the recording or where the counts are no longer known.
+    private func recordingSilent(from: Int, to: Int) -> Bool {
+        let known = recordingEnd.map { Int(($0 / hop).rounded(.down)) } ?? clockFrame
+        guard from >= 0, to <= known, to > from else { return false }
+        let b = Scanner.landmarkBinFrames
+        let first = from - from % b, last = (to + b - 1) / b * b
+        guard let n = landmarkCount(at: Int32(first), frames: last - first) else { return false }
+        return n == 0
+    }
+
     /// Number of `sorted` values in `lo ..< hi`.
     static func count(_ sorted: [UInt32], from lo: Double, to hi: Double) -> Int {
         func first(_ v: Double) -> Int {
@@ -722,11 +734,14 @@ public final class Scanner {
         lastFrame = max(lastFrame, firstFrame + 1)
         var endLead = Scanner.endLead
         // Through silence that the reference shares, a play goes on: the edge is where either
-        // the recording or the reference has sound again.
+        // the recording or the reference has sound again. Where the reference has sound again
+        // while the recording stays silent for ``silenceFrames`` more, the silence was the
+        // recording's own (a lead-in or a gap of digital silence, next to a gap between the
+        // reference's peaks): the edge stays.
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
-        if before < firstFrame { firstFrame = before }
+        if before < firstFrame && !recordingSilent(from: before - Scanner.silenceFrames, to: before) { firstFrame = before }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
-        if after > lastFrame { lastFrame = after; endLead = 0 }
+        if after > lastFrame && !recordingSilent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
         var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (Double(firstFrame) - s.x0)) * hop
         // Inside the recording and inside the reference.

@@ -66,6 +66,26 @@ final class ScannerEdgeTests: XCTestCase {
         }
     }
 
+    /// A play that starts after digital silence (a programme whose audio track is padded
+    /// with silence) starts at the audio's first sample: the reference has a short stretch
+    /// without peaks just before the played passage, which is no silence the two share. (The
+    /// start came out 0.14 s before the audio: 3.92 s for audio from 4.06 s.)
+    func testStartAfterDigitalSilenceIsTheFirstSample() throws {
+        let items = try ["supertux-chipdisko", "wesnoth-knolls", "wesnoth-battle"].map { id in
+            (MediaItem(id: id), try TestSupport.referenceSignature(id))
+        }
+        let index = CatalogIndex(configuration: Configuration(), items: items)
+        for (id, from) in [("supertux-chipdisko", 10.0), ("wesnoth-knolls", 12.0), ("wesnoth-battle", 7.5)] {
+            let lead = [Float](repeating: 0, count: 32_470)   // 4.05875 s
+            let segments = scan(lead + (try piece(id, from: from, seconds: 20)), index: index)
+            XCTAssertEqual(segments.map(\.item.id), [id])
+            guard let s = segments.first else { continue }
+            XCTAssertEqual(s.start, 4.05875, accuracy: 0.05, id)
+            XCTAssertGreaterThanOrEqual(s.start, 4.0, id)
+            XCTAssertEqual(s.referenceStart, from + (s.start - 4.05875), accuracy: 0.02, id)
+        }
+    }
+
     /// Segments lie inside the recording and inside the reference: a recording that ends in
     /// the middle of a play, and one that starts before the reference's own start.
     func testSegmentsStayInsideRecordingAndReference() throws {
