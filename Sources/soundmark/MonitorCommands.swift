@@ -295,6 +295,9 @@ final class MonitorWriter {
                     ("referenceStart", .seconds(s.referenceStart)),
                     ("frequencySkew", .number(s.frequencySkew, decimals: 4)),
                     ("confidence", .number(s.confidence, decimals: 4))]
+        if !s.alternatives.isEmpty {
+            members.append(("alternatives", .array(s.alternatives.map { .string($0.item.id) })))
+        }
         emit(.object(members + extra))
     }
 
@@ -630,6 +633,8 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
       {"event":"segment.started","activity_id":"a1","material_id":ID,"title","artist","time":s,
        ["wall_time":ISO,] "start":s,"end":s,"position":s,"referenceStart":s,"frequencySkew":x,"confidence":c}
     then "segment.refined" (alignment moved by > 50 ms or 0.2 %) and "segment.ended" with the same activity_id.
+    "alternatives":[ID...] lists other references holding the same audio (the same recording catalogued twice,
+    or shared material of two versions): one play of it is one activity, as 'scan' gives one segment.
     time is recording seconds since the source opened: the segment's start for started, its end so far for
     refined and ended; position is the reference time at that time. activity_id is unique per play within
     the run: one continuous play is one activity (the window finding the same line again just after its end

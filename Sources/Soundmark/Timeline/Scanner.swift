@@ -762,6 +762,29 @@ public final class Scanner {
                        hits: s.hits)
     }
 
+    /// Whether segment `s` (of one reference) is shared material inside segment `o` (of
+    /// another) for a live event: at least 80 % of `s` lies inside `o` and its hits per second
+    /// are 0.5–1.3 times `o`'s, as ``resolveOverlaps(_:threshold:postings:)`` decides for `scan`.
+    static func shares(_ s: Segment, _ o: Segment) -> Bool {
+        let length = max(s.end - s.start, 1e-3), otherLength = max(o.end - o.start, 1e-3)
+        let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
+        let rate = Double(s.hits) / length, otherRate = Double(o.hits) / otherLength
+        return overlap >= 0.8 && rate <= 1.3 * otherRate && rate >= 0.5 * otherRate
+    }
+
+    /// Segment `seg` of an announced line with the unannounced lines of other references that
+    /// share its audio (``shares(_:_:)``) as its alternatives.
+    private func withAlternatives(_ seg: Segment) -> Segment {
+        var seg = seg
+        for o in open where !o.announced && o.ref != seg.referenceIndex {
+            let other = segment(o)
+            guard other.confidence >= options.threshold, Scanner.shares(other, seg),
+                  !seg.alternatives.contains(where: { $0.item.id == other.item.id }) else { continue }
+            seg.alternatives.append((other.item, other.start, other.end))
+        }
+        return seg
+    }
+
     /// Emits `started` for open segments that reached the threshold and `refined` for
     /// announced ones whose alignment moved.
     private func announce() {
@@ -773,6 +796,19 @@ public final class Scanner {
                 // passage caught at a fade is dropped later and must not start an activity.
                 let ref = open[i].ref, hits = open[i].hits, first = open[i].firstHitFrame
                 if open.contains(where: { $0.ref == ref && $0.hits > hits }) { continue }
+                // The same audio as another reference's announced line (the same recording
+                // catalogued twice, or shared material of two versions): not a play of its own
+                // while it stays inside that line (see ``shares(_:_:)``); it is that
+                // activity's alternative.
+                if open.contains(where: { $0.announced && $0.ref != ref && Scanner.shares(seg, segment($0)) }) { continue }
+                // Of two lines over the same audio not yet announced, the one `scan` keeps goes
+                // first: more hits, on a tie the smaller id.
+                if open.contains(where: { o in
+                    guard !o.announced, o.ref != ref,
+                          o.hits > hits || (o.hits == hits && index.references[o.ref].item.id < index.references[ref].item.id) else { return false }
+                    let other = segment(o)
+                    return other.confidence >= options.threshold && Scanner.shares(seg, other)
+                }) { continue }
                 // A stronger line of a reference whose announced line still plays alongside it
                 // (the same passage repeated in the reference): the activity moves to it.
                 if let j = open.indices.first(where: { $0 != i && open[$0].ref == ref && open[$0].announced
@@ -790,7 +826,7 @@ public final class Scanner {
                 nextID += 1
                 open[i].reported = (seg.referenceTime(at: seg.end), seg.timeScale)
                 open[i].reportedAt = seg.end
-                onEvent?(.started(id: open[i].id, segment: seg))
+                onEvent?(.started(id: open[i].id, segment: withAlternatives(seg)))
             } else {
                 // Reference time now, against what the last reported line predicts for it.
                 let now = seg.referenceTime(at: seg.end)
@@ -799,7 +835,7 @@ public final class Scanner {
                 if abs(old.timeScale - seg.timeScale) > 0.002 || abs(predicted - now) > 0.05 {
                     open[i].reported = (now, seg.timeScale)
                     open[i].reportedAt = seg.end
-                    onEvent?(.refined(id: open[i].id, segment: seg))
+                    onEvent?(.refined(id: open[i].id, segment: withAlternatives(seg)))
                 }
             }
         }
@@ -809,7 +845,7 @@ public final class Scanner {
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)
-        if s.announced { onEvent?(.ended(id: s.id, segment: segment)) }
+        if s.announced { onEvent?(.ended(id: s.id, segment: withAlternatives(segment))) }
         // Segments under the threshold are kept until ``finish()``: one that continues another
         // on the same line after a quiet passage joins it (see ``resolveOverlaps(_:threshold:)``).
         guard options.keepsSegments else { return }

@@ -275,6 +275,47 @@ final class ScannerEventTests: XCTestCase {
     }
 }
 
+/// Live events when two references hold the same audio.
+final class ScannerSharedAudioEventTests: XCTestCase {
+    /// A tester's example: one play of a recording catalogued twice (two ids, the same audio)
+    /// opened two activities in `monitor`, where `scan` gives one segment with the other
+    /// reference as its alternative. Right: one activity, the other reference its alternative.
+    func testOnePlayOfAudioCataloguedTwiceIsOneActivity() throws {
+        let rate = 8000
+        let knolls = try TestSupport.referenceSignature("wesnoth-knolls")
+        let index = CatalogIndex(configuration: Configuration(), items: [
+            (MediaItem(id: "knolls-radio-edit"), knolls), (MediaItem(id: "knolls-album"), knolls),
+            (MediaItem(id: "wesnoth-battle"), try TestSupport.referenceSignature("wesnoth-battle")),
+        ])
+        let samples = try TestSupport.referenceSamples("wesnoth-knolls")
+        for (from, length) in [(5, 20), (12, 9)] {
+            let recording = [Float](repeating: 0, count: 3 * rate) + Array(samples[(from * rate)..<((from + length) * rate)])
+                + [Float](repeating: 0, count: 8 * rate)
+            var options = ScanOptions()
+            options.keepsSegments = false
+            let scanner = Scanner(index: index, options: options)
+            var events: [String] = []
+            var alternatives: [String] = []
+            scanner.onEvent = { e in
+                switch e {
+                case .started(let id, let s): events.append("started \(id)")
+                    alternatives.append(contentsOf: s.alternatives.map(\.item.id))
+                case .ended(let id, let s): events.append("ended \(id)")
+                    alternatives.append(contentsOf: s.alternatives.map(\.item.id))
+                case .refined: break
+                }
+            }
+            let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+            g.append(recording)
+            for l in g.signature().landmarks { scanner.consume(l) }
+            _ = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
+            XCTAssertEqual(events, ["started 1", "ended 1"], "play from \(from) s for \(length) s")
+            XCTAssertEqual(Set(alternatives).count, 1, "play from \(from) s: \(alternatives)")
+            XCTAssertTrue(Set(alternatives).isSubset(of: ["knolls-radio-edit", "knolls-album"]))
+        }
+    }
+}
+
 /// Other audio in the middle of a play, on the play's own time line.
 final class ScannerInterruptionTests: XCTestCase {
     /// A tester's example: knolls 0–20 s, 5 s (and 8 s) of other music in place of knolls'
