@@ -352,10 +352,20 @@ public final class Matcher {
             }
             return $0.offsetFrames < $1.offsetFrames
         }
+        // Where in the query each match lies (computed only for matches of equal strength).
+        var stretches: [Int: ClosedRange<Int>] = [:]
+        func stretch(_ i: Int) -> ClosedRange<Int> {
+            if let s = stretches[i] { return s }
+            let m = results[i]
+            let s = Matcher.core(alignedFrames(landmarks, m.speed, reference: m.referenceIndex, offset: Int(m.offsetFrames.rounded())))
+            stretches[i] = s
+            return s
+        }
         var group = 0
         for i in results.indices where results[i].ambiguityGroup == nil {
             let members = results.indices.filter { $0 > i && results[$0].ambiguityGroup == nil
-                && Matcher.indistinguishable(results[i].framingTotal, results[$0].framingTotal, framings: framings.count) }
+                && Matcher.indistinguishable(results[i].framingTotal, results[$0].framingTotal, framings: framings.count)
+                && Matcher.sameStretch(stretch(i), stretch($0)) }
             guard !members.isEmpty else { continue }
             for j in [i] + members { results[j].ambiguityGroup = group }
             group += 1
@@ -370,9 +380,27 @@ public final class Matcher {
     /// count). Two references that share the clip's passage (versions of a song with the same
     /// opening) and the bit-identical copies of a passage a reference repeats land here (copies
     /// that fall differently on the reference's frame grid differ by up to 7 %): the clip cannot
-    /// tell which one it came from, and ``match(_:reframed:)`` marks them as one ambiguity group.
+    /// tell which one it came from, and ``match(_:reframed:)`` marks them as one ambiguity group
+    /// when they also lie over the same stretch of the query (``sameStretch(_:_:)``).
     public static func indistinguishable(_ a: Int, _ b: Int, framings: Int = 1) -> Bool {
         Double(abs(a - b)) <= 2 * (Double(max(framings, 1)) * Double(a + b)).squareRoot()
+    }
+
+    /// The stretch of query frames holding the middle 80 % of `frames` (a match's aligned
+    /// landmarks; chance agreements far from the match fall outside it); `0...0` when empty.
+    static func core(_ frames: [Int]) -> ClosedRange<Int> {
+        guard !frames.isEmpty else { return 0...0 }
+        let sorted = frames.sorted()
+        return sorted[sorted.count / 10]...sorted[(sorted.count - 1) * 9 / 10]
+    }
+
+    /// Whether two matches lie over the same stretch of the query (``core(_:)`` of each): they
+    /// overlap by at least half of the shorter one. Two songs heard one after the other in a
+    /// long query are told apart by where they lie, whatever their strength.
+    static func sameStretch(_ a: ClosedRange<Int>, _ b: ClosedRange<Int>) -> Bool {
+        let overlap = min(a.upperBound, b.upperBound) - max(a.lowerBound, b.lowerBound)
+        let shorter = min(a.upperBound - a.lowerBound, b.upperBound - b.lowerBound)
+        return overlap >= 0 && 2 * overlap >= shorter
     }
 
     /// `candidate` (offset in framing 0's frames) re-counted with every framing (see

@@ -42,6 +42,23 @@ final class AmbiguityTests: XCTestCase {
         XCTAssertFalse(own[0].json.text.contains("ambiguous"))
     }
 
+    /// A tester's example: `identify` of a whole DJ mix listed different songs of it as
+    /// "indistinguishable" from each other because their strengths were alike. Songs heard one
+    /// after the other lie over different stretches of the query: none is ambiguous.
+    func testSongsOneAfterTheOtherAreNotAmbiguous() throws {
+        let ids = ["wesnoth-knolls", "wesnoth-battle", "supertux-forest"]
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ids.map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let query = try seconds("wesnoth-knolls", 5, 15) + seconds("wesnoth-battle", 8, 18) + seconds("supertux-forest", 3, 13)
+        let matches = identify(query, index)
+        XCTAssertEqual(Set(matches.map(\.item.id)), Set(ids))
+        for m in matches { XCTAssertEqual(m.ambiguous.count, 0, "\(m.item.id): \(m.ambiguous.map(\.id))") }
+        let offsets = Dictionary(uniqueKeysWithValues: matches.map { ($0.item.id, $0.matchOffset) })
+        XCTAssertEqual(offsets["wesnoth-knolls"] ?? 0, 5, accuracy: 0.02)
+        XCTAssertEqual(offsets["wesnoth-battle"] ?? 0, -2, accuracy: 0.02)
+        XCTAssertEqual(offsets["supertux-forest"] ?? 0, -17, accuracy: 0.02)
+    }
+
     func testBitExactRepeatsAreIndistinguishableAtExactOffsetsAndSkewZero() throws {
         // knolls 0–15 s played three times, with battle between (copies at 0, 25 and 50 s;
         // 25 s is half a hop off the first copy's frame grid). Before: offsets 8–20 ms off and
