@@ -41,10 +41,10 @@ func writeReport(_ text: String, _ args: ParsedArguments) throws {
     }
 }
 
-/// `soundmark report counts --by day|week|source|reference`.
+/// `soundmark report counts [--by day|week|source|reference]` (default: reference).
 func runReportCounts(_ args: ParsedArguments) throws -> Int32 {
-    guard let byText = args.value("by") else { throw UsageError(message: "--by is required (day, week, source or reference)") }
-    let by = CountGrouping(rawValue: byText)!  // the option's choices were checked by the parser
+    // Without --by: per reference over the whole library (the option's choices were checked by the parser).
+    let by = args.value("by").flatMap(CountGrouping.init(rawValue:)) ?? .reference
     let library = try openLibrary(args)
     let counts = try library.counts(by: by, filter: try libraryFilter(args))
     let groupName = by == .reference ? nil : by.rawValue
@@ -89,7 +89,7 @@ let reportCommands: [CommandSpec] = [
                 YYYY-Www) of the wall-clock start (airings without a wall-clock time form an empty group, last), source,
                 or only the reference. Columns: the group, reference, title, artist, plays, airtime (seconds).
                 """,
-                options: [libraryOption, OptionSpec(name: "by", value: "day|week|source|reference", help: "grouping (required)")]
+                options: [libraryOption, OptionSpec(name: "by", value: "day|week|source|reference", help: "grouping: per reference and day, week or source, or per reference over the whole library (default: reference)")]
                     + libraryFilterOptions + [OptionSpec(name: "format", value: "csv|json", help: "output format (default: csv)")],
                 positional: 0...0, run: runReportCounts),
     CommandSpec(words: ["report", "html"], usage: "", summary: "one self-contained HTML page: timelines, summary table, alignment plots",

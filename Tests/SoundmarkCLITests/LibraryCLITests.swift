@@ -171,6 +171,13 @@ final class LibraryCLITests: XCTestCase {
         r = try run(["report", "counts", "--library", library, "--by", "source", "--format", "json"])
         let counts = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])?["counts"] as? [[String: Any]])
         XCTAssertEqual(counts.map { "\($0["source"]!) \($0["plays"]!)" }, ["radio1 2", "radio2 1"])
+        // Without --by: the overall plays per reference (as --by reference).
+        r = try run(["report", "counts", "--library", library])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out.components(separatedBy: "\r\n").dropLast().map { $0.split(separator: ",").first.map(String.init) ?? "" },
+                       ["reference", "forest"], r.out)
+        XCTAssertEqual(r.out, try run(["report", "counts", "--library", library, "--by", "reference"]).out)
+        XCTAssertTrue(r.out.contains(",3,"), r.out)
         r = try run(["report", "counts", "--library", library, "--by", "month"])
         XCTAssertEqual(r.status, 2)
         let html = Self.work.appendingPathComponent("report-\(UUID().uuidString).html").path
