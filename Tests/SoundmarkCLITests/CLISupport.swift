@@ -35,11 +35,17 @@ enum CLISupport {
         var stderr: String
         /// Whether the process was killed by a signal (a crash) rather than exiting.
         var signalled: Bool
+        /// stderr split into lines (a final newline does not start another line).
+        var stderrLines: [Substring] {
+            guard !stderr.isEmpty else { return [] }
+            return Array(stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stderr.hasSuffix("\n") ? 1 : 0))
+        }
     }
 
     /// Runs `executable` with `arguments`, standard input empty, standard output and error
-    /// through files in `directory` (no pipe can fill up; the files are removed afterwards).
-    static func run(_ executable: String, _ arguments: [String], in directory: URL) throws -> Run {
+    /// through files in `directory` (no pipe can fill up; the files are removed afterwards),
+    /// in `currentDirectory` (default: this process's).
+    static func run(_ executable: String, _ arguments: [String], in directory: URL, currentDirectory: URL? = nil) throws -> Run {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let out = directory.appendingPathComponent("out-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("err-\(UUID().uuidString)")
@@ -52,6 +58,7 @@ enum CLISupport {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = arguments
+        if let currentDirectory { p.currentDirectoryURL = currentDirectory }
         p.standardInput = FileHandle.nullDevice
         p.standardOutput = try FileHandle(forWritingTo: out)
         p.standardError = try FileHandle(forWritingTo: err)

@@ -22,44 +22,14 @@ final class InputFaultTests: XCTestCase {
 
     // MARK: - helpers
 
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var signalled: Bool
-        /// stderr split into lines (a final newline does not start another line).
-        var stderrLines: [Substring] {
-            guard !stderr.isEmpty else { return [] }
-            return Array(stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stderr.hasSuffix("\n") ? 1 : 0))
-        }
-    }
+    typealias Result = CLISupport.Run
 
     private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
-    /// Runs `executable` in the test directory; stdout and stderr go to files (no pipe can block).
+    /// Runs `executable` in the test directory (or `cwd`); see ``CLISupport/run(_:_:in:currentDirectory:)``.
     @discardableResult
     private func run(_ executable: String, _ arguments: [String], in cwd: URL? = nil) throws -> Result {
-        let out = directory.appendingPathComponent(".out-\(UUID().uuidString)")
-        let err = directory.appendingPathComponent(".err-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: out)
-            try? FileManager.default.removeItem(at: err)
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        p.currentDirectoryURL = cwd ?? directory
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        try p.run()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus,
-                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "",
-                      signalled: p.terminationReason == .uncaughtSignal)
+        try CLISupport.run(executable, arguments, in: directory, currentDirectory: cwd ?? directory)
     }
 
     private func soundmark(_ arguments: String..., in cwd: URL? = nil) throws -> Result {
