@@ -133,6 +133,9 @@ public struct ActivityTimeline: Sendable {
     public private(set) var currentRow: Int?
     /// The latest payload `time` seen so far (the fallback "now" for expiry checks).
     public private(set) var latestTime: Double?
+    /// Indices of the rows of each activity id, ascending (a row's id never changes), so that
+    /// a payload finds its activity's rows without a pass over every row.
+    private var rowsByActivity: [String: [Int]] = [:]
 
     /// Creates an empty timeline.
     public init() {}
@@ -165,7 +168,7 @@ public struct ActivityTimeline: Sendable {
 
         // Accepted results are authoritative for their exact activity id.
         if payload.kind == .activityResult, let id = payload.activityID,
-           let index = rows.lastIndex(where: { $0.activityID == id }) {
+           let index = rowsByActivity[id]?.last {
             merge(payload, into: index)
             recordExpiry(of: payload, row: index, now: now)
             return .refined(row: index)
@@ -176,8 +179,8 @@ public struct ActivityTimeline: Sendable {
             if payload.endsActivity { end(current, at: payload) }
             return .refined(row: current)
         }
-        if let id = payload.activityID, rows.contains(where: { $0.activityID == id && $0.closed }) {
-            if payload.endsActivity, let index = rows.lastIndex(where: { $0.activityID == id }),
+        if let id = payload.activityID, let indices = rowsByActivity[id], indices.contains(where: { rows[$0].closed }) {
+            if payload.endsActivity, let index = indices.last,
                rows[index].closed, payload.materialID == nil || rows[index].materialID == nil
                 || payload.materialID == rows[index].materialID {
                 end(index, at: payload)
@@ -197,6 +200,7 @@ public struct ActivityTimeline: Sendable {
             firstSeen: .init(time: payload.time, position: payload.position, timestamp: payload.timestamp),
             fields: payload.fields))
         let index = rows.count - 1
+        if let id = payload.activityID { rowsByActivity[id, default: []].append(index) }
         currentRow = index
         if payload.kind == .activityResult, payload.activityID != nil {
             recordExpiry(of: payload, row: index, now: now)
