@@ -139,6 +139,8 @@ public final class Scanner {
     private var latestLandmarkBin = 0
     /// ``referenceFrames(_:)`` of the references that had segments.
     private var referenceFrameCache: [Int: [UInt32]] = [:]
+    /// ``referencePeaks(_:)`` of recent references.
+    private var referencePeakCache: [Int: [PeakEdge.Peak]] = [:]
     /// The recording's length in seconds, once ``finish(recordingDuration:)`` knows it.
     private var recordingEnd: Double?
     private let logShifts: [Double]
@@ -276,6 +278,12 @@ public final class Scanner {
             history.removeAll { Int($0.anchorFrame) < windowEnd - historyFrames }
         }
         detect(windowStart: windowStart, windowEnd: windowEnd)
+        for i in open.indices where !open[i].peakStartDecided {
+            if let decided = peakStart(open[i]) {
+                open[i].peakStart = decided.start
+                open[i].peakStartDecided = true
+            }
+        }
         if onEvent != nil { announce() }
         nextBlockEnd += hopFrames
         // Close segments not extended for a while.
@@ -405,6 +413,11 @@ public final class Scanner {
         var timeScale: Double
         var firstHitFrame: Int
         var lastHitFrame: Int
+        /// The start (recording frame) from single peaks when they show that the first hits
+        /// were chance (see ``PeakEdge/later(_:inside:chance:)``), set when the line opens.
+        var peakStart: Double?
+        /// Whether ``peakStart`` has been decided (once the history holds 3 s after the start).
+        var peakStartDecided = false
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
@@ -700,6 +713,61 @@ public final class Scanner {
         return n == 0
     }
 
+    /// The start of segment `s` moved later by its single peaks (``PeakEdge/later(_:inside:chance:)``):
+    /// the reference's peaks over the first second from the start found from hits are checked
+    /// against the recording's, and those of the next 2 s give the stretch's rate. `nil` when
+    /// the start stays, follows silence, or the landmark history does not cover it.
+    private func peakStart(_ s: OpenSegment) -> (start: Double?, Void)? {
+        let undecided: (start: Double?, Void)? = nil, stays: (start: Double?, Void)? = (nil, ())
+        guard let first = history.first?.anchorFrame, let latest = history.last?.anchorFrame else { return undecided }
+        let edge = startFrame(s)
+        let line = s.line
+        guard line.slope > 0.5 else { return stays }
+        let silentBefore = silent(from: edge - Scanner.silenceMargin - Scanner.silenceFrames, to: edge - Scanner.silenceMargin)
+        guard !silentBefore else { return stays }
+        let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
+        let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
+        let margin = Int(PeakEdge.chanceShifts.map(abs).max() ?? 0) + 2
+        let lo = Int(first) + margin, hi = Int(latest) - margin
+        let second = Int(1 / hop)
+        guard edge >= lo else { return stays }
+        guard edge + 3 * second <= hi else { return undecided }
+        let reference = referencePeaks(s.ref)
+        let recording = PeakEdge.recordingPeaks(history, logShift: logShifts[s.candidate])
+        func checks(_ from: Int, _ to: Int, shift: Double = 0) -> [PeakEdge.Check] {
+            PeakEdge.checks(reference: reference, recording: recording, toRecording: toRecording,
+                            toReference: toReference, from: from, to: to, shift: shift)
+        }
+        var chance = (matched: 0, total: 0)
+        for shift in PeakEdge.chanceShifts {
+            let c = checks(edge, edge + 3 * second, shift: shift)
+            chance.matched += c.filter(\.matched).count
+            chance.total += c.count
+        }
+        guard let later = PeakEdge.later(checks(edge, edge + second), inside: checks(edge + second / 2, edge + 5 * second / 2),
+                                         chance: chance) else { return stays }
+        // Only a lone cluster of hits is chance (as in ``edge(_:chanceRate:horizon:silentBefore:)``):
+        // more hits before the moved start are the stretch, masked peaks or not.
+        // A hit whose frame's window (frameLength samples) reaches the stretch holds its sound:
+        // a move shorter than a window is no move.
+        let window = Double(index.configuration.frameLength / max(1, index.configuration.hopLength))
+        let skipped = Scanner.distinct(s.head.filter { Double($0.x) < later.rounded(.down) }.map(\.x))
+        return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? (later, ()) : stays
+    }
+
+    /// Most hits (distinct frames) that single peaks may show to be chance at a start: 2.
+    static let strayClusterHits = 2
+
+    /// ``PeakEdge/referencePeaks(_:reference:hasher:)`` of reference `ref`, for the last 16
+    /// references asked for.
+    private func referencePeaks(_ ref: Int) -> [PeakEdge.Peak] {
+        if let p = referencePeakCache[ref] { return p }
+        let peaks = PeakEdge.referencePeaks(index.postings, reference: ref, hasher: hasher)
+        if referencePeakCache.count >= 16 { referencePeakCache.removeAll() }
+        referencePeakCache[ref] = peaks
+        return peaks
+    }
+
     /// Number of `sorted` values in `lo ..< hi`.
     static func count(_ sorted: [UInt32], from lo: Double, to hi: Double) -> Int {
         func first(_ v: Double) -> Int {
@@ -731,15 +799,26 @@ public final class Scanner {
         let mapped = { (x: Int) in line.intercept + line.slope * (Double(x) - s.x0) }
         var firstFrame = startFrame(s)
         var lastFrame = endFrame(s)
+        if let p = s.peakStart, p > Double(firstFrame), p - Double(firstFrame) <= 1 / hop { firstFrame = Int(p.rounded(.down)) }
         lastFrame = max(lastFrame, firstFrame + 1)
         var endLead = Scanner.endLead
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
         // while the recording stays silent for ``silenceFrames`` more, the silence was the
         // recording's own (a lead-in or a gap of digital silence, next to a gap between the
-        // reference's peaks): the edge stays.
+        // reference's peaks): the start goes back no further than the recording's sound, the
+        // first 4-frame bin with a landmark of its own.
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
-        if before < firstFrame && !recordingSilent(from: before - Scanner.silenceFrames, to: before) { firstFrame = before }
+        if before < firstFrame {
+            if !recordingSilent(from: before - Scanner.silenceFrames, to: before) {
+                firstFrame = before
+            } else {
+                let b = Scanner.landmarkBinFrames
+                var onset = before - before % b
+                while onset < firstFrame, let n = landmarkCount(at: Int32(onset), frames: b), n == 0 { onset += b }
+                firstFrame = min(firstFrame, max(before, onset))
+            }
+        }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
         if after > lastFrame && !recordingSilent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
         var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
