@@ -5,7 +5,8 @@ import Soundmark
 func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
     let path = args.positional[0]
-    if let data = FileManager.default.contents(atPath: path), SignatureFile.looksLike(data) {
+    let stdinData = path == "-" ? StandardInputPeek.readAll() : nil
+    if let data = stdinData ?? FileManager.default.contents(atPath: path), SignatureFile.looksLike(data) {
         let own: SignatureFile
         do { own = try SignatureFile(data: data) } catch { throw SignatureReadError(message: "\(path): \(describe(error))") }
         let sets = own.sets.map { set in
@@ -26,7 +27,14 @@ func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
         }
         return Exit.ok
     }
-    let file = try ShazamFile(path: path, requireValidCRC: false)
+    let file: ShazamFile
+    if let stdinData {
+        do { file = try ShazamFile(data: stdinData, requireValidCRC: false) } catch let e as ShazamFormatError {
+            throw ShazamFormatError("stdin: \(e.reason)")
+        }
+    } else {
+        file = try ShazamFile(path: path, requireValidCRC: false)
+    }
     switch file {
     case .signature(let s):
         if format == "json" { print(s.summaryJSON.text) } else { print(s.summaryLines.joined(separator: "\n")) }
@@ -79,7 +87,8 @@ let signatureCommands: [CommandSpec] = [
     CommandSpec(words: ["signature", "show"], usage: "FILE", summary: "print what a signature or ShazamKit catalog file holds",
                 details: """
                 Reads a .shazamsignature (prefix versions 1 and 2), bare vnd.shazam.sig data (.bin), a
-                data:audio/vnd.shazam.sig;base64,… URI, a .shazamcatalog or a soundmark .smsig file, recognised by content, and prints its format,
+                data:audio/vnd.shazam.sig;base64,… URI, a .shazamcatalog or a soundmark .smsig file (FILE or - for
+                standard input), recognised by content, and prints its format,
                 sample rate, duration, peaks per band and CRC status; for a catalog, each signature and its media items
                 (sh_title, sh_subtitle, sh_artist, sh_timeRanges and custom keys). Exit code 1 when a CRC does not match.
                 """,
@@ -94,24 +103,32 @@ enum SignatureInput {
     case shazam(ShazamSignature)
 }
 
-/// Reads `source` as a signature file when it is a regular file that starts like one;
-/// nil for media (and for `-` and URLs, which are always media).
+/// Reads `source` as a signature file when it is a regular file, or standard input (`-`), that
+/// starts like one (by its first bytes, not its name); nil for media and URLs (standard input
+/// that is media is left whole for its decoder).
 /// - Throws: an error naming the file when it looks like a signature file but cannot be read.
 func signatureInput(_ source: String) throws -> SignatureInput? {
-    var isDirectory: ObjCBool = false
-    guard source != "-", !source.contains("://"), FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory),
-          !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: source) else { return nil }
-    let head = (try? handle.read(upToCount: 64)) ?? Data()
-    try? handle.close()
-    if SignatureFile.looksLike(head) {
-        guard let data = FileManager.default.contents(atPath: source) else { throw UsageError(message: "\(source): cannot read the file") }
-        do { return .soundmark(try SignatureFile(data: data)) } catch { throw SignatureReadError(message: "\(source): \(describe(error))") }
+    let head: Data
+    if source == "-" {
+        head = StandardInputPeek.peek(64)
+    } else {
+        var isDirectory: ObjCBool = false
+        guard !source.contains("://"), FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory),
+              !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: source) else { return nil }
+        head = (try? handle.read(upToCount: 64)) ?? Data()
+        try? handle.close()
     }
-    if ShazamSignature.looksLike(head) {
-        guard let data = FileManager.default.contents(atPath: source) else { throw UsageError(message: "\(source): cannot read the file") }
-        do { return .shazam(try ShazamSignature(data: data)) } catch { throw SignatureReadError(message: "\(source): \(describe(error))") }
+    let own = SignatureFile.looksLike(head), shazam = ShazamSignature.looksLike(head)
+    guard own || shazam else { return nil }
+    let name = source == "-" ? "stdin" : source
+    guard let data = source == "-" ? StandardInputPeek.readAll() : FileManager.default.contents(atPath: source) else {
+        throw UsageError(message: "\(source): cannot read the file")
     }
-    return nil
+    do {
+        return own ? .soundmark(try SignatureFile(data: data)) : .shazam(try ShazamSignature(data: data))
+    } catch {
+        throw SignatureReadError(message: "\(name): \(describe(error))")
+    }
 }
 
 /// A signature file that cannot be used: one line naming the file.

@@ -86,8 +86,17 @@ public struct ShazamSignature: Equatable, Sendable {
         self.prefixVersion = prefixVersion
     }
 
-    /// Length of the input in seconds.
-    public var duration: Double { Double(sampleCount) / Double(sampleRate) }
+    /// The header's "no sample count" value (`0xFFFFFFFF`: the writer did not record the input's length).
+    public static let unknownSampleCount = Int(UInt32.max)
+    /// Whether the header records the input's length (``sampleCount`` is not ``unknownSampleCount``).
+    public var sampleCountIsKnown: Bool { sampleCount != ShazamSignature.unknownSampleCount }
+    /// Length of the input in seconds: ``sampleCount`` / ``sampleRate``, or, when the sample
+    /// count is unknown, the end of the last peak's pass (passes of 8 ms; 0 without peaks).
+    public var duration: Double {
+        if sampleCountIsKnown { return Double(sampleCount) / Double(sampleRate) }
+        let last = bands.compactMap { $0.map(\.pass).max() }.max()
+        return last.map { Double($0 + 1) * 128 / 16000 } ?? 0
+    }
     /// Every peak of every band with its band number, in pass order.
     public var allPeaks: [(band: Int, peak: ShazamPeak)] {
         bands.enumerated().flatMap { b, peaks in peaks.map { (b, $0) } }.sorted { $0.peak.pass < $1.peak.pass }
