@@ -2,11 +2,12 @@ import Foundation
 import XCTest
 import Soundmark
 
-/// Signature files on standard input (`identify -`, `scan -`, `signature show -`), recognised by
-/// their first bytes like files, and signatures whose header does not record the sample count.
-final class ShazamStdinTests: XCTestCase {
+/// ShazamKit interop at its edges: signature files on standard input (`identify -`, `scan -`,
+/// `signature show -`), recognised by their first bytes like files; signatures whose header does
+/// not record the sample count; an empty `.shazamcatalog` imported.
+final class ShazamEdgeCLITests: XCTestCase {
     static let fixtures = CLISupport.root.appendingPathComponent("Tests/Fixtures/Shazam")
-    static let work = FileManager.default.temporaryDirectory.appendingPathComponent("soundmark-shazam-stdin-\(UUID().uuidString)")
+    static let work = FileManager.default.temporaryDirectory.appendingPathComponent("soundmark-shazam-edge-\(UUID().uuidString)")
 
     override class func tearDown() {
         try? FileManager.default.removeItem(at: work)
@@ -95,5 +96,26 @@ final class ShazamStdinTests: XCTestCase {
         let json = try JSONSerialization.jsonObject(with: Data(try soundmark(["signature", "show", "--format", "json", file.path]).stdout.utf8)) as! [String: Any]
         XCTAssertTrue(json["sampleCount"] is NSNull, "\(json)")
         XCTAssertTrue(json["duration"] is NSNull, "\(json)")
+    }
+
+    /// An empty .shazamcatalog (the header line only) is refused by `catalog import` with one
+    /// line naming the file, exit 2, and no catalog is created; with another file that imports,
+    /// that one is imported and the exit status is 1. `signature show` lists it as 0 signatures.
+    func testEmptyShazamCatalogIsRefused() throws {
+        try FileManager.default.createDirectory(at: Self.work, withIntermediateDirectories: true)
+        let empty = Self.work.appendingPathComponent("empty.shazamcatalog")
+        try ShazamCatalog(entries: []).dataRepresentation.write(to: empty)
+        XCTAssertTrue(try soundmark(["signature", "show", empty.path]).stdout.contains("0 signature(s)"))
+        let db = Self.work.appendingPathComponent("empty-import.db").path
+        let r = try soundmark(["catalog", "import", "--catalog", db, empty.path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.stderr, "soundmark: \(empty.path): the .shazamcatalog holds no signatures (0 references): nothing imported\n")
+        XCTAssertEqual(r.stdout, "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: db))
+
+        let both = try soundmark(["catalog", "import", "--catalog", db, empty.path, fixture("SoundCatalogKit_MyCatalog.shazamcatalog")])
+        XCTAssertEqual(both.status, 1)
+        XCTAssertTrue(both.stdout.contains("imported 17E1832A-56A9-414D-A0E5-D2A283C793FE"), both.stdout)
+        XCTAssertTrue(both.stderr.contains("0 references"), both.stderr)
     }
 }
