@@ -260,10 +260,46 @@ func addingShazamOnlyMatches(_ matches: [MatchedMediaItem], source: String, matc
     return (matches + shazam.matches(for: query)).sorted { $0.confidence > $1.confidence }
 }
 
+/// The Shazam side of `scan`: the catalog's references that carry Shazam peaks.
+struct ShazamScanReferences {
+    /// Every reference with Shazam peaks: a Shazam signature given as the recording is scanned against them.
+    let all: ShazamScanner?
+    /// The references with Shazam peaks and no postings (imported ShazamKit signatures): an
+    /// audio recording is scanned against them through its own Shazam peaks, next to soundmark's fingerprint.
+    let withoutPostings: ShazamScanner?
+
+    /// Loads the stored Shazam peaks of `catalog` (nothing when it has none).
+    init(catalog: Catalog, index: CatalogIndex, options: ScanOptions) throws {
+        let stored = try catalog.shazamSignatures()
+        func scanner(_ onlyWithoutPostings: Bool) -> ShazamScanner? {
+            let refs = index.references.filter { !onlyWithoutPostings || $0.postingCount == 0 }
+                .compactMap { ref in stored[ref.item.id].map { (item: ref.item, signature: $0) } }
+            return refs.isEmpty ? nil : ShazamScanner(references: refs, index: index, options: options)
+        }
+        all = stored.isEmpty ? nil : scanner(false)
+        withoutPostings = stored.isEmpty ? nil : scanner(true)
+    }
+
+    /// Segments of an audio recording against the imported references (its Shazam peaks from a
+    /// second decode at 16 kHz), merged with `segments` by start; `segments` as they are when
+    /// there are no imported references, and for standard input (read once) with a warning.
+    func adding(to segments: [Segment], source: String, stream: StreamChoice) throws -> [Segment] {
+        guard let withoutPostings else { return segments }
+        guard source != "-" else {
+            warn("-: the catalog's imported Shazam references are not scanned from standard input (it is read once); give a file")
+            return segments
+        }
+        let peaks = try ShazamPeakGenerator.signature(ofMedia: source, streamIndex: stream.index, warning: { warn($0) })
+        return (segments + withoutPostings.segments(of: peaks)).sorted { ($0.start, $0.end) < ($1.start, $1.end) }
+    }
+}
+
 /// Scans a signature file given as scan's recording: the reference analysis of a soundmark
-/// file, fed to the scanner as the audio's landmarks would be.
+/// file, fed to the scanner as the audio's landmarks would be; a Shazam signature through the
+/// Shazam peaks of the catalog's references (``ShazamScanner``).
 /// - Returns: the segments and the recording's duration in seconds.
-func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogIndex, options: ScanOptions) throws -> ([Segment], Double) {
+func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogIndex, options: ScanOptions,
+                        shazam: ShazamScanReferences? = nil) throws -> ([Segment], Double) {
     switch input {
     case .soundmark(let file):
         try checkConfiguration(file, source, against: index.configuration)
@@ -273,7 +309,10 @@ func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogI
         let scanner = Scanner(index: index, options: options)
         for landmark in signature.landmarks { scanner.consume(landmark) }
         return (scanner.finish(recordingDuration: signature.duration), signature.duration)
-    case .shazam:
-        throw SignatureReadError(message: "\(source): scanning a Shazam signature is not supported; identify takes it")
+    case .shazam(let recording):
+        guard let scanner = shazam?.all else {
+            throw SignatureReadError(message: "\(source): the catalog holds no Shazam peaks to scan a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
+        }
+        return (scanner.segments(of: recording), recording.duration)
     }
 }

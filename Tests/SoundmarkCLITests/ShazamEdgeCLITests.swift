@@ -118,4 +118,57 @@ final class ShazamEdgeCLITests: XCTestCase {
         XCTAssertTrue(both.stdout.contains("imported 17E1832A-56A9-414D-A0E5-D2A283C793FE"), both.stdout)
         XCTAssertTrue(both.stderr.contains("0 references"), both.stderr)
     }
+
+    /// scan in both directions: a Shazam signature of a recording against references with
+    /// Shazam peaks (`catalog add --shazam`), and the audio of the recording against imported
+    /// Shazam signatures (references without audio). Recording: 10 s of supertux-forest from
+    /// 20 s, then 12 s of wesnoth-battle from 4 s.
+    func testScanWithShazamPeaksBothWays() throws {
+        let dir = Self.work.appendingPathComponent("scan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let refs = CLISupport.root.appendingPathComponent("samples/references")
+        let forest = refs.appendingPathComponent("supertux-forest.ogg").path, battle = refs.appendingPathComponent("wesnoth-battle.ogg").path
+        let recording = dir.appendingPathComponent("rec.wav").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        p.arguments = ["-v", "error", "-y", "-ss", "20", "-t", "10", "-i", forest, "-ss", "4", "-t", "12", "-i", battle,
+                       "-filter_complex", "[0][1]concat=n=2:v=0:a=1", recording]
+        try p.run(); p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        func segments(_ r: CLISupport.Run) throws -> [(id: String, start: Double, line: Double)] {
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+            return (json["segments"] as! [[String: Any]]).map {
+                (($0["reference"] as! [String: Any])["id"] as! String, $0["start"] as! Double, ($0["referenceStart"] as! Double) - ($0["start"] as! Double))
+            }
+        }
+        func check(_ found: [(id: String, start: Double, line: Double)], _ what: String) {
+            XCTAssertEqual(found.map(\.id), ["supertux-forest", "wesnoth-battle"], what)
+            guard found.count == 2 else { return }
+            XCTAssertEqual(found[0].line, 20, accuracy: 0.05, what)
+            XCTAssertEqual(found[1].line, -6, accuracy: 0.05, what)
+            XCTAssertEqual(found[1].start, 10, accuracy: 1.5, what)
+        }
+        // A Shazam signature of the recording against references with Shazam peaks.
+        let own = dir.appendingPathComponent("own.db").path
+        XCTAssertEqual(try soundmark(["catalog", "add", "--shazam", "--catalog", own, forest, battle]).status, 0)
+        let sig = dir.appendingPathComponent("rec.shazamsignature").path
+        XCTAssertEqual(try soundmark(["signature", "--format", "shazam", "-o", sig, recording]).status, 0)
+        check(try segments(try soundmark(["scan", "--catalog", own, "--format", "json", sig])), "Shazam signature scanned")
+        // The recording's audio against imported Shazam signatures.
+        let imported = dir.appendingPathComponent("imported.db").path
+        for (id, path) in [("supertux-forest", forest), ("wesnoth-battle", battle)] {
+            let s = dir.appendingPathComponent("\(id).shazamsignature").path
+            XCTAssertEqual(try soundmark(["signature", "--format", "shazam", "-o", s, path]).status, 0)
+            XCTAssertEqual(try soundmark(["catalog", "import", "--catalog", imported, s]).status, 0)
+        }
+        check(try segments(try soundmark(["scan", "--catalog", imported, "--format", "json", recording])), "audio against imported")
+        // A Shazam signature against a catalog without Shazam peaks: one line.
+        let plain = dir.appendingPathComponent("plain.db").path
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", plain, forest]).status, 0)
+        let r = try soundmark(["scan", "--catalog", plain, sig])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("no Shazam peaks"), r.stderr)
+    }
 }
