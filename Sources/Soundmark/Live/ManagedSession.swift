@@ -56,7 +56,7 @@ public enum LiveResult: Equatable, Sendable {
 /// ``State-swift.enum/matching`` while ``run(source:)`` (blocking) or ``result(from:)`` (async)
 /// matches it; it returns to idle when the run ends. Events come as ``LiveEvent``s, to
 /// ``onEvent`` (synchronously, on the matching thread, in order) and on ``events`` (an
-/// `AsyncStream`, finished when the run ends). One run per session.
+/// `AsyncStream`, finished when the first run ends: later runs report to ``onEvent`` only).
 ///
 /// Underneath: a reader thread decodes the source (``LiveSource/read(_:sampleRate:options:channel:warning:)``,
 /// with reconnects when ``LiveSourceOptions/reconnectTimeout`` is set); the matching thread
@@ -220,22 +220,29 @@ public final class ManagedSession: @unchecked Sendable {
     /// - Throws: ``LiveSourceError`` when the source never opened (cannot be opened, or
     ///   connecting with reconnects gave up); nothing was reported.
     public func run(source: String) throws -> LiveOutcome {
-        if preparedSource != nil && preparedSource != source { stop(); finishRun() }
+        if preparedSource != nil && preparedSource != source {
+            // Another source was prepared: it is dropped.
+            stop()
+            release()
+        }
         prepare(source: source)
         guard let channel else { return .stopped }
         setState(.matching)
-        defer { finishRun() }
+        defer {
+            release()
+            continuation.finish()
+        }
         return try loop(channel)
     }
 
-    private func finishRun() {
+    /// Forgets the current source (its reader stops at its next chunk) and returns to idle.
+    private func release() {
         lock.lock()
         isReaderDone = channel?.isReaderDone ?? true
         channel = nil
         preparedSource = nil
         currentState = .idle
         lock.unlock()
-        continuation.finish()
     }
 
     private func report(_ event: LiveEvent) {
