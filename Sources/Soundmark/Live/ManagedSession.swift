@@ -182,6 +182,12 @@ public final class ManagedSession: @unchecked Sendable {
         channel?.requestStop()
     }
 
+    /// ShazamKit's name for ``stop()``: ends the run (safe from any thread).
+    public func cancel() { stop() }
+
+    /// The events of the run under ShazamKit's name (``events``).
+    public var results: AsyncStream<LiveEvent> { events }
+
     /// Finds the first activity of `source` and stops (ShazamKit's one-shot `result()`): runs
     /// the session on a thread of its own until an activity starts or the source ends.
     /// - Returns: ``LiveResult/match(_:)`` with the segment as it started, ``LiveResult/noMatch``,
