@@ -120,7 +120,7 @@ func signatureInput(_ source: String) throws -> SignatureInput? {
     }
     let own = SignatureFile.looksLike(head), shazam = ShazamSignature.looksLike(head)
     guard own || shazam else { return nil }
-    let name = source == "-" ? "stdin" : source
+    let name = signatureName(source)
     guard let data = source == "-" ? StandardInputPeek.readAll() : FileManager.default.contents(atPath: source) else {
         throw UsageError(message: "\(source): cannot read the file")
     }
@@ -130,6 +130,9 @@ func signatureInput(_ source: String) throws -> SignatureInput? {
         throw SignatureReadError(message: "\(name): \(describe(error))")
     }
 }
+
+/// How errors name a signature input: `stdin` for `-`, else the path.
+func signatureName(_ source: String) -> String { source == "-" ? "stdin" : source }
 
 /// A signature file that cannot be used: one line naming the file.
 struct SignatureReadError: Error, LocalizedError {
@@ -141,7 +144,7 @@ struct SignatureReadError: Error, LocalizedError {
 func checkConfiguration(_ file: SignatureFile, _ source: String, against configuration: Configuration) throws {
     let diff = file.configuration.referenceAnalysis.differences(from: configuration.referenceAnalysis)
     guard diff.isEmpty else {
-        throw SignatureReadError(message: "\(source): signature made with another fingerprint configuration than the catalog's: \(diff)")
+        throw SignatureReadError(message: "\(signatureName(source)): signature made with another fingerprint configuration than the catalog's: \(diff)")
     }
 }
 
@@ -219,12 +222,12 @@ func matchSignatureInput(_ input: SignatureInput, source: String, matcher: Match
     case .soundmark(let file):
         try checkConfiguration(file, source, against: matcher.index.configuration)
         let queries = file.querySignatures
-        guard let first = queries.first else { throw SignatureReadError(message: "\(source): the signature file holds no query analysis") }
+        guard let first = queries.first else { throw SignatureReadError(message: "\(signatureName(source)): the signature file holds no query analysis") }
         return (queries, matcher.matchedItems(for: first, reframed: Array(queries.dropFirst())))
     case .shazam(let query):
         guard let shazam = try shazamMatcher(catalogPath: catalogPath, index: matcher.index, onlyWithoutPostings: false,
                                              threshold: matcher.options.threshold) else {
-            throw SignatureReadError(message: "\(source): the catalog holds no Shazam peaks to match a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
+            throw SignatureReadError(message: "\(signatureName(source)): the catalog holds no Shazam peaks to match a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
         }
         // Only the duration of this placeholder is used (the clip-length warning).
         let placeholder = Signature(configuration: matcher.index.configuration, landmarks: [],
@@ -304,14 +307,14 @@ func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogI
     case .soundmark(let file):
         try checkConfiguration(file, source, against: index.configuration)
         guard let signature = file.referenceSignature else {
-            throw SignatureReadError(message: "\(source): the signature file holds no reference analysis")
+            throw SignatureReadError(message: "\(signatureName(source)): the signature file holds no reference analysis")
         }
         let scanner = Scanner(index: index, options: options)
         for landmark in signature.landmarks { scanner.consume(landmark) }
         return (scanner.finish(recordingDuration: signature.duration), signature.duration)
     case .shazam(let recording):
         guard let scanner = shazam?.all else {
-            throw SignatureReadError(message: "\(source): the catalog holds no Shazam peaks to scan a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
+            throw SignatureReadError(message: "\(signatureName(source)): the catalog holds no Shazam peaks to scan a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
         }
         return (scanner.segments(of: recording), recording.duration)
     }

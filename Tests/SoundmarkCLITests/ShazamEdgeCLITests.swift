@@ -75,6 +75,12 @@ final class ShazamEdgeCLITests: XCTestCase {
         XCTAssertEqual(r.status, 2)
         XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("stdin: Shazam signature CRC-32 mismatch"), r.stderr)
+        // Piped against a catalog without Shazam peaks: the line names stdin too.
+        let plain = Self.work.appendingPathComponent("plain-stdin.db").path
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", plain, fixture("shazam-for-real_test.mp3")]).status, 0)
+        let none = try soundmark(["identify", "--catalog", plain, "-"], stdin: official)
+        XCTAssertEqual(none.status, 2)
+        XCTAssertTrue(none.stderr.hasPrefix("soundmark: stdin: the catalog holds no Shazam peaks"), none.stderr)
     }
 
     /// A header sample count of 0xFFFFFFFF is "unknown", not −1 samples: `signature show` says
