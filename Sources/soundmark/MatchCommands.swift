@@ -227,10 +227,11 @@ final class ChunkPipe: @unchecked Sendable {
 
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
-                   onAudio: (([Float]) -> Void)? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder?) {
+                   onAudio: (([Float]) -> Void)? = nil,
+                   shazam: ShazamScanReferences? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder?) {
     if let input = try signatureInput(source) {
         // A signature file as the recording (see SignatureCommands.swift).
-        let (segments, duration) = try scanSignatureInput(input, source: source, index: index, options: options)
+        let (segments, duration) = try scanSignatureInput(input, source: source, index: index, options: options, shazam: shazam)
         return (segments, duration, nil)
     }
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
@@ -258,7 +259,9 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
     // Segments end with the audio (the samples analysed, silence for a late start included).
     let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
     let seconds = Double(generator.sampleCount) / Double(index.configuration.sampleRate)
-    let segments = scanner.finish(recordingDuration: seconds)
+    var segments = scanner.finish(recordingDuration: seconds)
+    // Imported Shazam references (no postings) through the recording's Shazam peaks.
+    if let shazam { segments = try shazam.adding(to: segments, source: source, stream: stream) }
     return (segments, duration, decoder)
 }
 
@@ -282,13 +285,14 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     // markers are read alongside the fingerprint when the catalog records some (or --marker).
     let digests = try LibraryTarget.from(args, input: sources[0], labelsOnly: format == "html").map { !$0.path.isEmpty } ?? false
     let markerReaders = try sources.map { _ in try MarkerReader(args, catalog: catalog, sampleRate: index.configuration.sampleRate) }
+    let shazam = try ShazamScanReferences(catalog: catalog, index: index, options: options)
     // Recordings are scanned --jobs at a time; their reports are written in argument order.
     let scans = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i -> ScannedRecording in
         var digest = AudioDigest()
         let reader = markerReaders[i]
         let (fingerprinted, duration, decoder) = try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose,
                                                                    onSamples: digests ? { digest.append($0) } : nil,
-                                                                   onAudio: reader.map { r in { r.consume($0) } })
+                                                                   onAudio: reader.map { r in { r.consume($0) } }, shazam: shazam)
         let marked = reader?.finish(fingerprinted, index: index)
         return ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, duration: duration, decoder: decoder,
                                 digest: digests ? digest.hex : nil, marked: marked)

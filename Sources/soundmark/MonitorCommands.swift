@@ -5,227 +5,17 @@ import Glibc
 #endif
 
 // `soundmark monitor`: follows a live source and writes one event per line as soon as it is
-// decided. A reader thread owns the `MediaDecoder` (and the reconnect loop); the main thread
-// owns the fingerprinting, the `Scanner` and the output, so a read blocked on a pipe or a
-// socket never delays a stop request.
+// decided. The library's `ManagedSession` does the work (a reader thread with reconnects, the
+// recording clock, the scanner and the activities); this file parses the options and prints.
 
 /// Output formats of `monitor`, the first being the default.
 let monitorFormats = ["jsonl", "setlist"]
 
-/// Reconnect back-off of `monitor --reconnect`: the first attempt waits this long, seconds.
-let reconnectFirstDelay = 0.5
-/// Reconnect back-off of `monitor --reconnect`: the wait doubles up to this, seconds.
-let reconnectMaxDelay = 8.0
 /// Default of `--reconnect-timeout`: give up when the source has been down this long, seconds.
 let reconnectDefaultTimeout = 60.0
-/// How many decoded chunks (1 s each) the reader may queue ahead of the scanner.
-let monitorQueueChunks = 4
-/// Heartbeats lag the decoded audio by this many seconds, so that real landmarks (decided about
-/// 1 s after their anchor) practically always arrive before a heartbeat that follows them.
-let heartbeatLagSeconds = 2.0
-
-/// What the reader thread tells the main thread.
-enum SourceMessage {
-    /// The source is open; opening started at Unix time `start` (seconds).
-    case opened(start: Double)
-    /// Decoded mono samples at the catalog's rate, contiguous with the previous chunk, and the
-    /// Unix time when the decoder returned them.
-    case chunk([Float], wall: Double)
-    /// A network source stopped delivering (at Unix time `wall`); a reconnect is pending.
-    case dropped(wall: Double)
-    /// The source was reopened after `attempt` attempts; it went down at Unix time `down` and
-    /// the successful attempt started at `start`.
-    case reconnected(attempt: Int, down: Double, start: Double)
-    /// Another process changed the catalog; this is its new index (from the catalog watcher).
-    case catalogChanged(CatalogIndex)
-    /// The source ended normally.
-    case ended
-    /// The source failed (cannot be opened, fails mid-stream, or reconnecting gave up).
-    case failed(String)
-}
-
-/// A bounded queue from the reader thread to the main thread, plus the stop flag set by
-/// SIGINT/SIGTERM. At most `capacity` chunks wait at a time, so a file read at full speed does
-/// not pile up decoded audio.
-final class SourceChannel {
-    /// What ``next(timeout:)`` found.
-    enum Next {
-        /// The oldest queued message.
-        case message(SourceMessage)
-        /// A stop was requested (queued messages are dropped).
-        case stop
-        /// Nothing arrived within the timeout.
-        case idle
-    }
-
-    /// Guards every member below and wakes the waiting side.
-    private let condition = NSCondition()
-    /// Queued messages, oldest first.
-    private var messages: [SourceMessage] = []
-    /// How many of `messages` are chunks.
-    private var queuedChunks = 0
-    /// Set by ``requestStop()``.
-    private var stopped = false
-    /// Set by ``markReaderDone()``.
-    private var readerDone = false
-    /// Most chunks queued at once.
-    let capacity: Int
-
-    /// Creates a channel holding at most `capacity` chunks.
-    init(capacity: Int) { self.capacity = capacity }
-
-    /// Queues a message, waiting while `capacity` chunks are queued. Returns false (and drops
-    /// the message) once a stop was requested.
-    @discardableResult
-    func post(_ message: SourceMessage) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        if case .chunk = message {
-            while queuedChunks >= capacity && !stopped { condition.wait() }
-            if stopped { return false }
-            queuedChunks += 1
-        }
-        if stopped { return false }
-        messages.append(message)
-        condition.broadcast()
-        return true
-    }
-
-    /// The next message, `.stop` once a stop was requested, or `.idle` after `timeout` seconds.
-    func next(timeout: Double) -> Next {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while messages.isEmpty && !stopped {
-            if !condition.wait(until: deadline) { break }
-        }
-        if stopped { return .stop }
-        guard !messages.isEmpty else { return .idle }
-        let message = messages.removeFirst()
-        if case .chunk = message { queuedChunks -= 1 }
-        condition.broadcast()
-        return .message(message)
-    }
-
-    /// Asks everybody to stop (signal handler).
-    func requestStop() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Whether a stop was requested.
-    var isStopped: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return stopped
-    }
-
-    /// Sleeps `seconds` unless a stop is requested first; returns false when stopped.
-    func sleep(_ seconds: Double) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while !stopped {
-            if !condition.wait(until: deadline) { break }
-        }
-        return !stopped
-    }
-
-    /// Marks the reader thread as finished (it returned from its loop).
-    func markReaderDone() {
-        condition.lock()
-        readerDone = true
-        condition.unlock()
-    }
-
-    /// Whether the reader thread has finished.
-    var isReaderDone: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return readerDone
-    }
-}
 
 /// The current Unix time in seconds.
-func unixNow() -> Double { Date().timeIntervalSince1970 }
-
-/// Whether `source` is a network URL (`scheme://…`), the only kind `--reconnect` reopens.
-func isNetworkURL(_ source: String) -> Bool {
-    guard let range = source.range(of: "://") else { return false }
-    let scheme = source[..<range.lowerBound]
-    return !scheme.isEmpty && scheme.lowercased() != "file"
-        && scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
-}
-
-/// The reader thread: opens `source`, posts its chunks, and, when `reconnectTimeout` is set,
-/// retries a failed first connection and reopens the source after it ends, with exponential
-/// back-off (``reconnectFirstDelay`` doubling up to ``reconnectMaxDelay``) and a warning per
-/// failed attempt, giving up once it has been down (or unreachable) for `reconnectTimeout` seconds.
-func readSource(_ source: String, sampleRate: Int, stream: StreamChoice, reconnectTimeout: Double?, channel: SourceChannel) {
-    defer { channel.markReaderDone() }
-    /// Opens the source; with `reconnectTimeout`, retries until it opens or `down` (the Unix
-    /// time the source became unreachable) lies `reconnectTimeout` seconds back. The first
-    /// attempt is made at once when `immediately`, else after the first back-off. Returns the
-    /// decoder, when the successful attempt started and its number; nil when it gave up (a
-    /// `.failed` message was posted) or a stop was requested.
-    func connect(immediately: Bool, down: Double, what: String) -> (decoder: MediaDecoder, start: Double, attempt: Int)? {
-        var delay = reconnectFirstDelay
-        var attempt = 0
-        while true {
-            if attempt > 0 || !immediately {
-                let timeout = reconnectTimeout ?? 0
-                let pause = min(delay, timeout - (unixNow() - down))
-                if pause <= 0 {
-                    channel.post(.failed(String(format: "%@: gave up %@ after %d attempt(s), %.0f s down",
-                                                source, what, attempt, unixNow() - down)))
-                    return nil
-                }
-                guard channel.sleep(pause) else { return nil }
-                delay = min(delay * 2, reconnectMaxDelay)
-            }
-            attempt += 1
-            let start = unixNow()
-            do {
-                return (try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: stream.index,
-                                         language: stream.language) { warn($0) }, start, attempt)
-            } catch {
-                guard let timeout = reconnectTimeout else {
-                    channel.post(.failed(describe(error)))
-                    return nil
-                }
-                let left = timeout - (unixNow() - down)
-                warn("\(describe(error)); \(what) attempt \(attempt) failed, "
-                     + (left > 0 ? String(format: "retrying in %.1f s", min(delay, left)) : "giving up"))
-            }
-        }
-    }
-    guard let first = connect(immediately: true, down: unixNow(), what: "connecting") else { return }
-    var decoder = first.decoder
-    channel.post(.opened(start: first.start))
-    while true {
-        var failure: String?
-        do {
-            while let chunk = try decoder.nextChunk() {
-                guard channel.post(.chunk(chunk.samples, wall: unixNow())) else { return }
-            }
-        } catch {
-            failure = describe(error)
-        }
-        if channel.isStopped { return }
-        guard reconnectTimeout != nil else {
-            channel.post(failure.map { .failed($0) } ?? .ended)
-            return
-        }
-        let down = unixNow()
-        if let failure { warn(failure) }
-        channel.post(.dropped(wall: down))
-        guard let next = connect(immediately: false, down: down, what: "reconnecting") else { return }
-        decoder = next.decoder
-        channel.post(.reconnected(attempt: next.attempt, down: down, start: next.start))
-    }
-}
+func unixNow() -> Double { LiveSource.now() }
 
 /// A Unix time as ISO 8601 UTC with milliseconds and `Z`, e.g. `2024-05-01T12:00:03.250Z`.
 func isoUTC(_ unixSeconds: Double) -> String {
@@ -337,66 +127,8 @@ final class MonitorWriter {
     }
 }
 
-/// Recording position of the monitor: which sample of the recording the current connection's
-/// first sample is, and the heartbeat that keeps the scanner's clock running.
-struct MonitorClock {
-    /// Samples per second.
-    let sampleRate: Int
-    /// Samples per frame hop.
-    let hop: Int
-    /// Recording sample of the current connection's sample 0 (a multiple of `hop`).
-    var base: Int64 = 0
-    /// Recording frame of the current connection's frame 0.
-    var baseFrame: Int32 { Int32(base / Int64(hop)) }
-    /// Last heartbeat frame fed to the scanner.
-    var lastHeartbeat: Int32 = 0
-
-    /// Seconds of `samples`.
-    func seconds(_ samples: Int64) -> Double { Double(samples) / Double(sampleRate) }
-
-    /// `samples` rounded up to a whole number of hops.
-    func roundedUp(_ samples: Int64) -> Int64 {
-        (samples + Int64(hop) - 1) / Int64(hop) * Int64(hop)
-    }
-
-    /// The frame the scanner's clock may move to (``Scanner/advance(toFrame:)``) for recording
-    /// sample `position`, when it moves the clock on.
-    ///
-    /// The scanner closes its hop blocks (and so decides `ended`) as landmarks arrive; in
-    /// silence, or while a network source is down, none does, so the clock is moved on by hand.
-    /// It lags `position` by ``heartbeatLagSeconds`` so that landmarks still being decided
-    /// (about 1 s behind the audio) are not older than the clock.
-    mutating func heartbeat(at position: Int64) -> Int? {
-        let frame = (position - Int64(heartbeatLagSeconds * Double(sampleRate))) / Int64(hop)
-        guard frame > Int64(lastHeartbeat), frame < Int64(Int32.max) else { return nil }
-        lastHeartbeat = Int32(frame)
-        return Int(frame)
-    }
-}
-
 /// Default of `--catalog-poll`: how often the monitor checks the catalog for changes, seconds.
 let catalogPollDefault = 5.0
-
-/// The catalog watcher thread: every `interval` seconds reads the catalog's change stamp
-/// (``Catalog/changeStamp()``, SQLite `PRAGMA data_version`) and, when another process
-/// changed the catalog, loads a new index and posts it. Stops with the channel.
-func watchCatalog(_ path: String, interval: Double, channel: SourceChannel) {
-    guard let catalog = try? Catalog(path: path, readOnly: true), var stamp = try? catalog.changeStamp() else { return }
-    var failed = false
-    while channel.sleep(interval) {
-        do {
-            let now = try catalog.changeStamp()
-            guard now != stamp else { continue }
-            let index = try catalog.loadIndex()
-            stamp = now
-            failed = false
-            channel.post(.catalogChanged(index))
-        } catch {
-            if !failed { warn("\(describe(error)); the monitor keeps the catalog it has") }
-            failed = true
-        }
-    }
-}
 
 /// `soundmark monitor`: follows a source and writes segment and stream events as they are decided.
 func runMonitor(_ args: ParsedArguments) throws -> Int32 {
@@ -428,7 +160,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         catalogPoll = v
     }
     let source = args.positional[0]
-    if reconnectTimeout != nil && !isNetworkURL(source) {
+    if reconnectTimeout != nil && !LiveSource.isNetworkURL(source) {
         warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
         reconnectTimeout = nil
     }
@@ -436,7 +168,6 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
     let catalog = try Catalog(path: catalogPath, readOnly: true)
     let index = try catalog.loadIndex()
-    let configuration = index.configuration
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
     let recorder = try LibraryTarget.from(args, input: source).map { target in
@@ -444,183 +175,66 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                             wallOrigin: { clock == "wall" ? writer.origin : nil })
     }
     let markerTracker = try MonitorMarkers(args, catalog: catalog, index: index, writer: writer)
-    let activities = MonitorActivities { event in
-        if let markerTracker { markerTracker.write(event) } else { writer.write(event) }
-        if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+    let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args),
+                                 sourceOptions: LiveSourceOptions(streamIndex: stream.index, language: stream.language,
+                                                                  reconnectTimeout: reconnectTimeout),
+                                 watch: catalogPoll > 0 ? (catalogPath, catalogPoll) : nil)
+    session.onWarning = { warn($0) }
+    session.onOrigin = { writer.offerOrigin($0) }
+    session.onAudio = { samples, time in
+        recorder?.digest(samples)
+        markerTracker?.consume(samples, at: time)
     }
-    var scanOptions = try parseScanOptions(args)
-    scanOptions.keepsSegments = false
-    /// A scanner over `index` whose events go to `activities`.
-    func makeScanner(_ index: CatalogIndex) -> Soundmark.Scanner {
-        let scanner = Scanner(index: index, options: scanOptions)
-        scanner.onEvent = { activities.handle($0) }
-        return scanner
+    session.onCatalogChange = { newIndex in
+        recorder?.durations = referenceDurations(newIndex)
+        markerTracker?.reload(newIndex)
     }
-    var scanner = makeScanner(index)
-    var position = MonitorClock(sampleRate: configuration.sampleRate, hop: configuration.hopLength)
-    var generator = SignatureGenerator(configuration: configuration, role: .reference)  // one per connection
-    // The landmarks of the last window and a half, replayed into a new scanner after a catalog
-    // reload so that it finds what is playing at once.
-    var recent: [Landmark] = []
-    var recentCapacity = 4096  // pruned when it holds more (amortised: twice what is kept)
-    let recentFrames = Int32((scanOptions.windowSeconds * 1.5 + heartbeatLagSeconds) / configuration.hopDuration)
-    /// Moves a landmark of the current connection to recording time and scans it.
-    func feed(_ l: Landmark) {
-        var moved = l
-        moved.anchorFrame += position.baseFrame
-        scanner.consume(moved)
-        recent.append(moved)
-        if recent.count > recentCapacity {
-            recent.removeAll { moved.anchorFrame - $0.anchorFrame > recentFrames }
-            recentCapacity = max(4096, 2 * recent.count)
+    session.onFinishing = { markerTracker?.finish() }
+    var end = 0.0
+    session.onEvent = { event in
+        switch event {
+        case .segment(let event):
+            if let markerTracker { markerTracker.write(event) } else { writer.write(event) }
+            if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+        case .gap(let time, let duration):
+            writer.writeStream("gap", time: time, extra: [("duration", .seconds(duration))],
+                               text: String(format: "gap      %.1f s without input", duration))
+        case .reconnected(let time, let attempt):
+            writer.writeStream("reconnected", time: time, extra: [("attempt", .integer(attempt))],
+                               text: "reconnected (attempt \(attempt))")
+        case .catalogReloaded(let count):
+            warn("\(catalogPath) changed: monitoring \(count) reference(s) from now on")
+        case .ended(let time):
+            end = time
+            writer.writeStream("ended", time: time, text: "stream ended")
         }
-    }
-    /// Moves the scanner's clock on (see ``MonitorClock/heartbeat(at:)``).
-    func heartbeat(at sample: Int64) {
-        guard let beat = position.heartbeat(at: sample) else { return }
-        scanner.advance(toFrame: beat)
-        activities.advance(to: Double(beat) * configuration.hopDuration)
     }
 
     // Signals: stop reading, close open segments, end the stream, exit 0.
-    let channel = SourceChannel(capacity: monitorQueueChunks)
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
     let signalSources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
         let s = DispatchSource.makeSignalSource(signal: number, queue: .global())
-        s.setEventHandler { channel.requestStop() }
+        s.setEventHandler { session.stop() }
         s.resume()
         return s
     }
     defer { signalSources.forEach { $0.cancel() } }
 
-    let sampleRate = configuration.sampleRate
-    let timeout = reconnectTimeout
-    let reader = Thread {
-        readSource(source, sampleRate: sampleRate, stream: stream, reconnectTimeout: timeout, channel: channel)
-    }
-    reader.stackSize = 1 << 22
-    reader.start()
-    if catalogPoll > 0 {
-        let interval = catalogPoll
-        let watcher = Thread { watchCatalog(catalogPath, interval: interval, channel: channel) }
-        watcher.start()
-    }
-
     var status = Exit.ok
-    var outage: (since: Double, at: Int64)?  // while a network source is down: since when, at which recording sample
-    var opened = false                       // whether the source opened at all
-    // When did the audio at recording time 0 arrive? Not when the open returned: FFmpeg's
-    // probing reads ahead (about 1.3 s of a real-time pipe) first. A chunk that ends at
-    // recording time e and arrives at wall time w says "origin ≤ w − e" (audio cannot arrive
-    // before it is played), so for a source delivering in real time the smallest w − e over the
-    // chunks before the first event is written is a close estimate; it is never taken earlier
-    // than the start of the opening, which is what a faster-than-real-time source (a file) gets.
-    var firstOpening: Double?  // when the first connection's opening started, until it drops
-    // After a reconnect the recording position of the new connection must be fixed before its
-    // first chunk is fed.
-    var awaiting: (start: Double, attempt: Int, down: Double)?
-    // The smallest `wall − recording time` of any chunk's end so far: for audio delivered in
-    // real time (even in bursts, as a server's output buffer sends it), the Unix time of
-    // recording time 0 on the wall clock; for a faster source, far earlier.
-    var liveOrigin = Double.infinity
-    /// Places a reconnected source on the recording timeline and writes its `stream.gap` and
-    /// `stream.reconnected` events.
-    ///
-    /// The new connection's first sample is the audio of the moment the successful attempt
-    /// started (a live source sends what plays when it is asked, whatever FFmpeg's probing then
-    /// reads ahead before the first chunk comes out). So the gap is the wall time from the drop
-    /// to that moment, and, for a source that played in real time, the new connection starts
-    /// at that moment's recording time on the wall clock (`wall − liveOrigin`): recording time and
-    /// wall time follow the wall clock after any number of reconnects, and audio that was lost
-    /// before the drop was noticed (a stalled server) counts as gap. A source delivering
-    /// faster than real time (a file served over HTTP) is ahead of the wall clock, and only
-    /// the outage is added.
-    func connectionStarted() {
-        guard let (start, attempt, down) = awaiting else { return }
-        awaiting = nil
-        let dropAt = outage?.at ?? position.base + generator.sampleCount
-        var base = dropAt + Int64(max(0, start - down) * Double(sampleRate))
-        if liveOrigin.isFinite {
-            base = max(base, Int64((start - liveOrigin) * Double(sampleRate)))
+    do {
+        if case .failed(let text) = try session.run(source: source) {
+            printError(text)
+            status = Exit.error
         }
-        position.base = position.roundedUp(base)
-        generator = SignatureGenerator(configuration: configuration, role: .reference)
-        outage = nil
-        let gap = position.seconds(position.base - dropAt)
-        writer.writeStream("gap", time: position.seconds(dropAt), extra: [("duration", .seconds(gap))],
-                           text: String(format: "gap      %.1f s without input", gap))
-        writer.writeStream("reconnected", time: position.seconds(position.base), extra: [("attempt", .integer(attempt))],
-                           text: "reconnected (attempt \(attempt))")
+    } catch {
+        printError(describe(error))
+        return Exit.error
     }
-    loop: while true {
-        switch channel.next(timeout: 0.25) {
-        case .stop:
-            break loop
-        case .idle:
-            if let outage { heartbeat(at: outage.at + Int64((unixNow() - outage.since) * Double(sampleRate))) }
-        case .message(let message):
-            switch message {
-            case .opened(let start):
-                firstOpening = start
-                opened = true
-            case .chunk(let samples, let wall):
-                connectionStarted()
-                if let start = firstOpening {
-                    writer.offerOrigin(max(start, wall - position.seconds(generator.sampleCount + Int64(samples.count))))
-                }
-                activities.limit = position.seconds(position.base + generator.sampleCount + Int64(samples.count))
-                recorder?.digest(samples)
-                liveOrigin = min(liveOrigin, wall - activities.limit)
-                samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
-                markerTracker?.consume(samples, at: position.seconds(position.base + generator.sampleCount - Int64(samples.count)))
-                heartbeat(at: position.base + generator.sampleCount)
-            case .dropped(let wall):
-                connectionStarted()
-                if let start = firstOpening { writer.offerOrigin(start) }
-                firstOpening = nil
-                generator.finish { feed($0) }
-                outage = (wall, position.base + generator.sampleCount)
-                activities.limit = position.seconds(position.base + generator.sampleCount)
-            case .reconnected(let attempt, let down, let start):
-                awaiting = (start, attempt, down)
-            case .catalogChanged(let newIndex):
-                // The old scanner's open segments are handed over to the new one, which gets
-                // the recent landmarks again and continues what is playing.
-                let old = scanner
-                activities.handover { _ = old.finish() }
-                scanner = makeScanner(newIndex)
-                recorder?.durations = referenceDurations(newIndex)
-                if let last = recent.last?.anchorFrame {
-                    for l in recent where last - l.anchorFrame <= recentFrames { scanner.consume(l) }
-                }
-                if position.lastHeartbeat > 0 { scanner.advance(toFrame: Int(position.lastHeartbeat)) }
-                markerTracker?.reload(newIndex)
-                warn("\(catalogPath) changed: monitoring \(newIndex.references.count) reference(s) from now on")
-            case .ended:
-                break loop
-            case .failed(let text):
-                printError(text)
-                if !opened { return Exit.error }
-                status = Exit.error
-                break loop
-            }
-        }
-    }
-
-    connectionStarted()
-    if let start = firstOpening { writer.offerOrigin(start) }
-    if outage == nil { generator.finish { feed($0) } }
-    let end = outage?.at ?? position.base + generator.sampleCount
-    activities.limit = position.seconds(end)
-    markerTracker?.finish()
-    activities.finish()
-    _ = scanner.finish()
-    writer.writeStream("ended", time: position.seconds(end), text: "stream ended")
-    recorder?.finish(duration: position.seconds(end))
+    recorder?.finish(duration: end)
     fflush(stdout)
     // The reader may be blocked in a read that only the process's end interrupts.
-    if !channel.isReaderDone { _exit(status) }
+    if !session.isReaderDone { _exit(status) }
     return status
 }
 

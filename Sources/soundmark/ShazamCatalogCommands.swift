@@ -25,15 +25,34 @@ func referenceMetadata(of entry: ShazamCatalog.Entry, id: String) -> (MediaItem,
     return (item, annotations)
 }
 
+/// A catalog that could not be opened or created during `catalog import`: ends the command.
+private struct CatalogOpenFailure: Error { let error: Error }
+
+/// `soundmark catalog import FILE...`. A `.shazamcatalog` that holds no signatures is refused
+/// (one line naming the file, counted as a failed file): importing it would add nothing, which
+/// is almost always a wrong or failed export, and a script must see it. The catalog is created
+/// only when a first reference is imported.
 func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"), create: true)
+    let catalogPath = try required(args, "catalog")
+    var opened: Catalog?
+    func openCatalog() throws -> Catalog {
+        if let opened { return opened }
+        do { opened = try Catalog(path: catalogPath, create: true) } catch { throw CatalogOpenFailure(error: error) }
+        return opened!
+    }
+    // An existing catalog is opened at once (a file that is not a catalog ends the command before any import).
+    if FileManager.default.fileExists(atPath: catalogPath) { opened = try Catalog(path: catalogPath, create: true) }
     if args.value("id") != nil && args.positional.count != 1 { throw UsageError(message: "--id names one reference: give one file") }
     var failed = 0, imported = 0
     for path in args.positional {
         do {
             let entries: [ShazamCatalog.Entry]
             switch try ShazamFile(path: path) {
-            case .catalog(let c): entries = c.entries
+            case .catalog(let c):
+                guard !c.entries.isEmpty else {
+                    throw SignatureReadError(message: "\(path): the .shazamcatalog holds no signatures (0 references): nothing imported")
+                }
+                entries = c.entries
             case .signature(let s):
                 let base = slug(((path as NSString).lastPathComponent as NSString).deletingPathExtension)
                 entries = [ShazamCatalog.Entry(id: args.value("id") ?? (base.isEmpty ? "shazam" : base), signature: s)]
@@ -42,6 +61,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
                 throw SignatureReadError(message: "\(path): --id names one reference but the file holds \(entries.count)")
             }
             for entry in entries {
+                let catalog = try openCatalog()
                 let id = args.value("id") ?? entry.id
                 guard !id.trimmingCharacters(in: .whitespaces).isEmpty else {
                     throw SignatureReadError(message: "\(path): an entry has an empty id (give one with --id)")
@@ -60,6 +80,8 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
             }
         } catch let e as UsageError {
             throw e
+        } catch let e as CatalogOpenFailure {
+            throw e.error
         } catch {
             printError(describe(error))
             failed += 1
@@ -123,7 +145,9 @@ let shazamCatalogCommands: [CommandSpec] = [
                 details: """
                 Each signature becomes a reference matched through its Shazam peaks: its id is the catalog entry's id
                 (a .shazamsignature's file name), title, subtitle, artist and custom keys come from its media item,
-                media items with sh_timeRanges become annotations. An existing id is replaced.
+                media items with sh_timeRanges become annotations. An existing id is replaced. A .shazamcatalog that
+                holds no signatures is refused (one line, counted as a failed file; no catalog is created for it).
+                Exit code 0: all imported, 1: some files failed, 2: none imported.
                 """,
                 options: [catalogOption, OptionSpec(name: "id", value: "ID", help: "reference id (one signature only)"),
                           OptionSpec(name: "title", value: "TEXT", help: "title (overrides the media item's)"),

@@ -5,7 +5,8 @@ import Soundmark
 func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
     let path = args.positional[0]
-    if let data = FileManager.default.contents(atPath: path), SignatureFile.looksLike(data) {
+    let stdinData = path == "-" ? StandardInputPeek.readAll() : nil
+    if let data = stdinData ?? FileManager.default.contents(atPath: path), SignatureFile.looksLike(data) {
         let own: SignatureFile
         do { own = try SignatureFile(data: data) } catch { throw SignatureReadError(message: "\(path): \(describe(error))") }
         let sets = own.sets.map { set in
@@ -26,7 +27,14 @@ func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
         }
         return Exit.ok
     }
-    let file = try ShazamFile(path: path, requireValidCRC: false)
+    let file: ShazamFile
+    if let stdinData {
+        do { file = try ShazamFile(data: stdinData, requireValidCRC: false) } catch let e as ShazamFormatError {
+            throw ShazamFormatError("stdin: \(e.reason)")
+        }
+    } else {
+        file = try ShazamFile(path: path, requireValidCRC: false)
+    }
     switch file {
     case .signature(let s):
         if format == "json" { print(s.summaryJSON.text) } else { print(s.summaryLines.joined(separator: "\n")) }
@@ -79,7 +87,8 @@ let signatureCommands: [CommandSpec] = [
     CommandSpec(words: ["signature", "show"], usage: "FILE", summary: "print what a signature or ShazamKit catalog file holds",
                 details: """
                 Reads a .shazamsignature (prefix versions 1 and 2), bare vnd.shazam.sig data (.bin), a
-                data:audio/vnd.shazam.sig;base64,… URI, a .shazamcatalog or a soundmark .smsig file, recognised by content, and prints its format,
+                data:audio/vnd.shazam.sig;base64,… URI, a .shazamcatalog or a soundmark .smsig file (FILE or - for
+                standard input), recognised by content, and prints its format,
                 sample rate, duration, peaks per band and CRC status; for a catalog, each signature and its media items
                 (sh_title, sh_subtitle, sh_artist, sh_timeRanges and custom keys). Exit code 1 when a CRC does not match.
                 """,
@@ -94,25 +103,36 @@ enum SignatureInput {
     case shazam(ShazamSignature)
 }
 
-/// Reads `source` as a signature file when it is a regular file that starts like one;
-/// nil for media (and for `-` and URLs, which are always media).
+/// Reads `source` as a signature file when it is a regular file, or standard input (`-`), that
+/// starts like one (by its first bytes, not its name); nil for media and URLs (standard input
+/// that is media is left whole for its decoder).
 /// - Throws: an error naming the file when it looks like a signature file but cannot be read.
 func signatureInput(_ source: String) throws -> SignatureInput? {
-    var isDirectory: ObjCBool = false
-    guard source != "-", !source.contains("://"), FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory),
-          !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: source) else { return nil }
-    let head = (try? handle.read(upToCount: 64)) ?? Data()
-    try? handle.close()
-    if SignatureFile.looksLike(head) {
-        guard let data = FileManager.default.contents(atPath: source) else { throw UsageError(message: "\(source): cannot read the file") }
-        do { return .soundmark(try SignatureFile(data: data)) } catch { throw SignatureReadError(message: "\(source): \(describe(error))") }
+    let head: Data
+    if source == "-" {
+        head = StandardInputPeek.peek(64)
+    } else {
+        var isDirectory: ObjCBool = false
+        guard !source.contains("://"), FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory),
+              !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: source) else { return nil }
+        head = (try? handle.read(upToCount: 64)) ?? Data()
+        try? handle.close()
     }
-    if ShazamSignature.looksLike(head) {
-        guard let data = FileManager.default.contents(atPath: source) else { throw UsageError(message: "\(source): cannot read the file") }
-        do { return .shazam(try ShazamSignature(data: data)) } catch { throw SignatureReadError(message: "\(source): \(describe(error))") }
+    let own = SignatureFile.looksLike(head), shazam = ShazamSignature.looksLike(head)
+    guard own || shazam else { return nil }
+    let name = signatureName(source)
+    guard let data = source == "-" ? StandardInputPeek.readAll() : FileManager.default.contents(atPath: source) else {
+        throw UsageError(message: "\(source): cannot read the file")
     }
-    return nil
+    do {
+        return own ? .soundmark(try SignatureFile(data: data)) : .shazam(try ShazamSignature(data: data))
+    } catch {
+        throw SignatureReadError(message: "\(name): \(describe(error))")
+    }
 }
+
+/// How errors name a signature input: `stdin` for `-`, else the path.
+func signatureName(_ source: String) -> String { source == "-" ? "stdin" : source }
 
 /// A signature file that cannot be used: one line naming the file.
 struct SignatureReadError: Error, LocalizedError {
@@ -124,7 +144,7 @@ struct SignatureReadError: Error, LocalizedError {
 func checkConfiguration(_ file: SignatureFile, _ source: String, against configuration: Configuration) throws {
     let diff = file.configuration.referenceAnalysis.differences(from: configuration.referenceAnalysis)
     guard diff.isEmpty else {
-        throw SignatureReadError(message: "\(source): signature made with another fingerprint configuration than the catalog's: \(diff)")
+        throw SignatureReadError(message: "\(signatureName(source)): signature made with another fingerprint configuration than the catalog's: \(diff)")
     }
 }
 
@@ -202,12 +222,12 @@ func matchSignatureInput(_ input: SignatureInput, source: String, matcher: Match
     case .soundmark(let file):
         try checkConfiguration(file, source, against: matcher.index.configuration)
         let queries = file.querySignatures
-        guard let first = queries.first else { throw SignatureReadError(message: "\(source): the signature file holds no query analysis") }
+        guard let first = queries.first else { throw SignatureReadError(message: "\(signatureName(source)): the signature file holds no query analysis") }
         return (queries, matcher.matchedItems(for: first, reframed: Array(queries.dropFirst())))
     case .shazam(let query):
         guard let shazam = try shazamMatcher(catalogPath: catalogPath, index: matcher.index, onlyWithoutPostings: false,
                                              threshold: matcher.options.threshold) else {
-            throw SignatureReadError(message: "\(source): the catalog holds no Shazam peaks to match a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
+            throw SignatureReadError(message: "\(signatureName(source)): the catalog holds no Shazam peaks to match a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
         }
         // Only the duration of this placeholder is used (the clip-length warning).
         let placeholder = Signature(configuration: matcher.index.configuration, landmarks: [],
@@ -243,20 +263,59 @@ func addingShazamOnlyMatches(_ matches: [MatchedMediaItem], source: String, matc
     return (matches + shazam.matches(for: query)).sorted { $0.confidence > $1.confidence }
 }
 
+/// The Shazam side of `scan`: the catalog's references that carry Shazam peaks.
+struct ShazamScanReferences {
+    /// Every reference with Shazam peaks: a Shazam signature given as the recording is scanned against them.
+    let all: ShazamScanner?
+    /// The references with Shazam peaks and no postings (imported ShazamKit signatures): an
+    /// audio recording is scanned against them through its own Shazam peaks, next to soundmark's fingerprint.
+    let withoutPostings: ShazamScanner?
+
+    /// Loads the stored Shazam peaks of `catalog` (nothing when it has none).
+    init(catalog: Catalog, index: CatalogIndex, options: ScanOptions) throws {
+        let stored = try catalog.shazamSignatures()
+        func scanner(_ onlyWithoutPostings: Bool) -> ShazamScanner? {
+            let refs = index.references.filter { !onlyWithoutPostings || $0.postingCount == 0 }
+                .compactMap { ref in stored[ref.item.id].map { (item: ref.item, signature: $0) } }
+            return refs.isEmpty ? nil : ShazamScanner(references: refs, index: index, options: options)
+        }
+        all = stored.isEmpty ? nil : scanner(false)
+        withoutPostings = stored.isEmpty ? nil : scanner(true)
+    }
+
+    /// Segments of an audio recording against the imported references (its Shazam peaks from a
+    /// second decode at 16 kHz), merged with `segments` by start; `segments` as they are when
+    /// there are no imported references, and for standard input (read once) with a warning.
+    func adding(to segments: [Segment], source: String, stream: StreamChoice) throws -> [Segment] {
+        guard let withoutPostings else { return segments }
+        guard source != "-" else {
+            warn("-: the catalog's imported Shazam references are not scanned from standard input (it is read once); give a file")
+            return segments
+        }
+        let peaks = try ShazamPeakGenerator.signature(ofMedia: source, streamIndex: stream.index, warning: { warn($0) })
+        return (segments + withoutPostings.segments(of: peaks)).sorted { ($0.start, $0.end) < ($1.start, $1.end) }
+    }
+}
+
 /// Scans a signature file given as scan's recording: the reference analysis of a soundmark
-/// file, fed to the scanner as the audio's landmarks would be.
+/// file, fed to the scanner as the audio's landmarks would be; a Shazam signature through the
+/// Shazam peaks of the catalog's references (``ShazamScanner``).
 /// - Returns: the segments and the recording's duration in seconds.
-func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogIndex, options: ScanOptions) throws -> ([Segment], Double) {
+func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogIndex, options: ScanOptions,
+                        shazam: ShazamScanReferences? = nil) throws -> ([Segment], Double) {
     switch input {
     case .soundmark(let file):
         try checkConfiguration(file, source, against: index.configuration)
         guard let signature = file.referenceSignature else {
-            throw SignatureReadError(message: "\(source): the signature file holds no reference analysis")
+            throw SignatureReadError(message: "\(signatureName(source)): the signature file holds no reference analysis")
         }
         let scanner = Scanner(index: index, options: options)
         for landmark in signature.landmarks { scanner.consume(landmark) }
         return (scanner.finish(recordingDuration: signature.duration), signature.duration)
-    case .shazam:
-        throw SignatureReadError(message: "\(source): scanning a Shazam signature is not supported; identify takes it")
+    case .shazam(let recording):
+        guard let scanner = shazam?.all else {
+            throw SignatureReadError(message: "\(signatureName(source)): the catalog holds no Shazam peaks to scan a Shazam signature against (add references with 'catalog add --shazam' or 'catalog import')")
+        }
+        return (scanner.segments(of: recording), recording.duration)
     }
 }

@@ -1,6 +1,6 @@
 // libFuzzer target: ShazamKit files as `signature show` and `catalog import` read them
 // (`ShazamFile(data:)`: .shazamsignature, bare vnd.shazam.sig, data URIs, .shazamcatalog); a
-// signature that reads is written back and read again.
+// signature that reads is written back and read again with the same peaks.
 import Foundation
 import Soundmark
 import CFuzzDriver
@@ -10,9 +10,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data else { return 0 }
     guard let file = try? ShazamFile(data: Data(bytes: data, count: size), requireValidCRC: false) else { return 0 }
     if case .signature(let signature) = file {
-        // Written back (the writer must not trap on anything the reader accepts) and read again.
-        // Peaks are not compared: a mutated file can hold peaks the writer encodes differently.
-        _ = try? ShazamSignature(data: signature.dataRepresentation())
+        // Written back (the writer must not trap on anything the reader accepts) and read again:
+        // the same peaks and sample count (bands are read in pass order, so an absolute pass that
+        // jumps back writes back as it reads; a pass beyond 32 bits is refused by the reader).
+        let again = try! ShazamSignature(data: signature.dataRepresentation())
+        precondition(again.bands == signature.bands && again.sampleCount == signature.sampleCount, "Shazam signature round trip differs")
     }
     return 0
 }

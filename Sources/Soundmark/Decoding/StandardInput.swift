@@ -36,7 +36,8 @@ final class StandardInput {
 
     private func read(into buffer: UnsafeMutablePointer<UInt8>, size: Int) -> Int32 {
         while true {
-            let n = Glibc.read(0, buffer, size)
+            var n = StandardInputPeek.take(into: buffer, size: size)
+            if n == 0 { n = Glibc.read(0, buffer, size) }
             if n > 0 {
                 totalRead += n
                 let limit = MP3GaplessInfo.headLength(head)
@@ -60,6 +61,49 @@ final class StandardInput {
     }
 
     deinit { close() }
+}
+
+/// Looking at the first bytes of standard input before deciding how to read it (a signature
+/// file or media): the bytes peeked are kept and served first to whoever reads standard input
+/// next through ``MediaDecoder`` (source `-`) or ``readAll()``, so nothing is lost.
+public enum StandardInputPeek {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var pending: [UInt8] = []
+
+    /// The first `count` bytes of standard input (fewer when it ends sooner), without consuming
+    /// them: the next reader of standard input gets them again.
+    public static func peek(_ count: Int) -> Data {
+        lock.lock()
+        defer { lock.unlock() }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while pending.count < count {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, min(4096, count - pending.count)) }
+            if n > 0 { pending += buffer[0..<n]; continue }
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        return Data(pending.prefix(count))
+    }
+
+    /// Everything left on standard input, the peeked bytes first.
+    public static func readAll() -> Data {
+        lock.lock()
+        let head = pending
+        pending = []
+        lock.unlock()
+        return Data(head) + FileHandle.standardInput.readDataToEndOfFile()
+    }
+
+    /// Moves up to `size` peeked bytes into `buffer`; returns how many (0: none left).
+    static func take(into buffer: UnsafeMutablePointer<UInt8>, size: Int) -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        let n = min(size, pending.count)
+        guard n > 0 else { return 0 }
+        pending.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: n) }
+        pending.removeFirst(n)
+        return n
+    }
 }
 
 /// The gapless information of an MP3's Xing/Info frame with a LAME (or FFmpeg) extension.

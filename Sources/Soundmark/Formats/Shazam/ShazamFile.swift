@@ -45,10 +45,12 @@ extension ShazamSignature {
     /// Format name: `shazamsignature v1`/`v2` or `vnd.shazam.sig`.
     public var formatName: String { prefixVersion.map { "shazamsignature v\($0)" } ?? "vnd.shazam.sig" }
 
-    /// `{"format","sampleRate","sampleCount","duration","versionWord","crc":"ok"|"mismatch","bands":[{"low","high","peaks"}…],"peaks"}`.
+    /// `{"format","sampleRate","sampleCount","duration","versionWord","crc":"ok"|"mismatch","bands":[{"low","high","peaks"}…],"peaks"}`;
+    /// `sampleCount` and `duration` are null when the header does not record the length (`0xFFFFFFFF`).
     public var summaryJSON: JSONOutput {
-        .object([("format", .string(formatName)), ("sampleRate", .integer(sampleRate)), ("sampleCount", .integer(sampleCount)),
-                 ("duration", .seconds(duration)), ("versionWord", .string(String(format: "0x%08X", versionWord))),
+        .object([("format", .string(formatName)), ("sampleRate", .integer(sampleRate)),
+                 ("sampleCount", sampleCountIsKnown ? .integer(sampleCount) : .null),
+                 ("duration", sampleCountIsKnown ? .seconds(duration) : .null), ("versionWord", .string(String(format: "0x%08X", versionWord))),
                  ("crc", .string(crcValid ? "ok" : "mismatch")),
                  ("bands", .array(bands.enumerated().map { b, peaks in
                      .object([("low", .integer(Int(ShazamSignature.bandEdges[b].low))), ("high", .integer(Int(ShazamSignature.bandEdges[b].high))),
@@ -57,10 +59,12 @@ extension ShazamSignature {
                  ("peaks", .integer(peakCounts.reduce(0, +)))])
     }
 
-    /// Lines describing the signature for text output.
+    /// Lines describing the signature for text output (an unknown sample count is said so,
+    /// with the time the peaks reach).
     public var summaryLines: [String] {
         [String(format: "format: %@ (header version word 0x%08X)", formatName, versionWord),
-         String(format: "sample rate: %d Hz, %d samples, duration %.3f s", sampleRate, sampleCount, duration),
+         sampleCountIsKnown ? String(format: "sample rate: %ld Hz, %ld samples, duration %.3f s", sampleRate, sampleCount, duration)
+             : String(format: "sample rate: %ld Hz, sample count unknown (0xFFFFFFFF), peaks up to %.3f s", sampleRate, duration),
          "CRC-32: " + (crcValid ? "ok" : "MISMATCH (damaged data)"),
          "peaks: \(peakCounts.reduce(0, +)) (" + bands.enumerated().map { b, p in
              "\(Int(ShazamSignature.bandEdges[b].low))–\(Int(ShazamSignature.bandEdges[b].high)) Hz: \(p.count)"

@@ -55,7 +55,9 @@ public struct ShazamSignature: Equatable, Sendable {
     /// SDK version word written by ``dataRepresentation(prefixed:)`` by default (ShazamKit iOS 2021, Android 10.2.1).
     public static let defaultVersionWord: UInt32 = 0x9420_9C00
 
-    /// Peaks per band (4 bands, see ``bandEdges``), each in pass order.
+    /// Peaks per band (4 bands, see ``bandEdges``), each in pass order (as read: a file whose
+    /// absolute pass numbers jump back is read in pass order, so that writing it back and reading
+    /// it again gives the same peaks).
     public var bands: [[ShazamPeak]]
     /// The input's sample rate as the header records it (Hz; 16000 for Android files, often 44100 in Apple's).
     public var sampleRate: Int
@@ -86,8 +88,17 @@ public struct ShazamSignature: Equatable, Sendable {
         self.prefixVersion = prefixVersion
     }
 
-    /// Length of the input in seconds.
-    public var duration: Double { Double(sampleCount) / Double(sampleRate) }
+    /// The header's "no sample count" value (`0xFFFFFFFF`: the writer did not record the input's length).
+    public static let unknownSampleCount = Int(UInt32.max)
+    /// Whether the header records the input's length (``sampleCount`` is not ``unknownSampleCount``).
+    public var sampleCountIsKnown: Bool { sampleCount != ShazamSignature.unknownSampleCount }
+    /// Length of the input in seconds: ``sampleCount`` / ``sampleRate``, or, when the sample
+    /// count is unknown, the end of the last peak's pass (passes of 8 ms; 0 without peaks).
+    public var duration: Double {
+        if sampleCountIsKnown { return Double(sampleCount) / Double(sampleRate) }
+        let last = bands.compactMap { $0.map(\.pass).max() }.max()
+        return last.map { Double($0 + 1) * 128 / 16000 } ?? 0
+    }
     /// Every peak of every band with its band number, in pass order.
     public var allPeaks: [(band: Int, peak: ShazamPeak)] {
         bands.enumerated().flatMap { b, peaks in peaks.map { (b, $0) } }.sorted { $0.peak.pass < $1.peak.pass }
@@ -114,7 +125,7 @@ public struct ShazamSignature: Equatable, Sendable {
     ///     false the signature is returned with ``crcValid`` false.
     /// - Throws: ``ShazamFormatError`` naming the cause: truncated or foreign data, a bad CRC, an
     ///   unknown sample-rate id, or a legacy layout (SDK 5–7 `0x789ABC05` files and SDK 5 "fat"
-    ///   signatures, which are refused by name).
+    ///   signatures, which are refused by name), a pass number beyond 32 bits.
     public init(data: Data, requireValidCRC: Bool = true) throws {
         var bytes = Array(data)
         let text = String(decoding: bytes.prefix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -208,6 +219,10 @@ public struct ShazamSignature: Equatable, Sendable {
                 i += 5
                 continue
             }
+            // A pass number is a u32 wherever it is written: one that outgrows it cannot be written back.
+            guard pass + Int(delta) <= Int(UInt32.max) else {
+                throw ShazamFormatError("band \(band): pass number beyond 32 bits at byte \(i)")
+            }
             // Zero padding at the end of a record is not a peak.
             guard i + 5 <= d.count else {
                 if d[i...].allSatisfy({ $0 == 0 }) { break }
@@ -218,7 +233,15 @@ public struct ShazamSignature: Equatable, Sendable {
                                   correctedBin: UInt16(d[i + 3]) | UInt16(d[i + 4]) << 8))
             i += 5
         }
-        return out
+        // An absolute pass may jump back: the band is kept in pass order (peaks of one pass in
+        // the order written), as the writer writes it.
+        return inPassOrder(out)
+    }
+
+    /// `peaks` in pass order, peaks of the same pass in their given order (a stable sort).
+    static func inPassOrder(_ peaks: [ShazamPeak]) -> [ShazamPeak] {
+        guard zip(peaks, peaks.dropFirst()).contains(where: { $0.pass > $1.pass }) else { return peaks }
+        return peaks.enumerated().sorted { ($0.element.pass, $0.offset) < ($1.element.pass, $1.offset) }.map(\.element)
     }
 
     /// The signature as bytes: the 12-byte `.shazamsignature` prefix (version ``prefixVersion``,
@@ -231,7 +254,7 @@ public struct ShazamSignature: Equatable, Sendable {
         for (band, peaks) in bands.enumerated() {
             var d = ByteWriter()
             var pass = 0
-            for peak in peaks.sorted(by: { $0.pass < $1.pass }) {
+            for peak in ShazamSignature.inPassOrder(peaks) {
                 if peak.pass - pass >= 255 || peak.pass < pass {
                     d.bytes.append(0xFF)
                     d.u32(UInt32(clamping: peak.pass))

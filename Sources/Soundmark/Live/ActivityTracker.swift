@@ -1,7 +1,7 @@
 import Foundation
-import Soundmark
 
-/// Turns the ``ScanEvent``s of the monitor's scanner(s) into activity events: one activity per
+/// Turns the ``ScanEvent``s of a live stream's scanner(s) into activity events (what
+/// ``ManagedSession`` and `soundmark monitor` report): one activity per
 /// continuous play, with activity ids that stay unique when the scanner is replaced (a catalog
 /// reload).
 ///
@@ -19,21 +19,21 @@ import Soundmark
 ///   ended with the end the old scanner measured.
 /// - Every segment written is clamped to the audio known so far (``limit``): no event's time
 ///   lies past the end of the stream.
-final class MonitorActivities {
+public final class ActivityTracker {
     /// Reference time difference (seconds) under which two segments of a reference are the
     /// same line (the same play): `scan` joins such segments.
-    static let sameLineSeconds = 0.5
+    public static let sameLineSeconds = 0.5
     /// How far (seconds) an echo of an ended segment must extend past its end to be a play.
-    static let echoMarginSeconds = 1.5
+    public static let echoMarginSeconds = 1.5
     /// How long (recording seconds) a handed-over activity waits for the new scanner.
-    static let handoverSeconds = 12.0
+    public static let handoverSeconds = 12.0
     /// How long (recording seconds) an ended activity is remembered to recognise its echoes.
-    static let memorySeconds = 30.0
+    public static let memorySeconds = 30.0
 
     /// Receives the activity events (ids are activity ids, 1, 2, …).
     private let emit: (ScanEvent) -> Void
     /// The recording time (seconds) up to which audio is known; segments are clamped to it.
-    var limit: Double = .infinity
+    public var limit: Double = .infinity
     /// The current scanner generation (bumped by ``handover(_:)``).
     private var generation = 0
     /// Scanner segment (generation, scanner id) → activity id, for written activities.
@@ -50,8 +50,8 @@ final class MonitorActivities {
     /// A scanner segment of one generation.
     private struct Key: Hashable { let generation: Int, id: Int }
 
-    /// Creates a tracker writing its events to `emit`.
-    init(emit: @escaping (ScanEvent) -> Void) { self.emit = emit }
+    /// Creates a tracker writing its events to `emit` (ids are activity ids: 1, 2, … per run).
+    public init(emit: @escaping (ScanEvent) -> Void) { self.emit = emit }
 
     /// Whether `b` lies on `a`'s line: same reference (by id, so across catalog reloads) and
     /// the reference time `a` predicts at `b`'s start within ``sameLineSeconds``.
@@ -70,7 +70,7 @@ final class MonitorActivities {
     }
 
     /// Handles one event of the current scanner.
-    func handle(_ event: ScanEvent) {
+    public func handle(_ event: ScanEvent) {
         switch event {
         case .started(let id, let segment):
             let key = Key(generation: generation, id: id)
@@ -157,7 +157,7 @@ final class MonitorActivities {
     /// Replaces the scanner: `finishOld` must end the old scanner's open segments (its
     /// ``Scanner/finish()``), whose `ended` events are then held as handed-over activities; the
     /// events of the next generation come from the new scanner.
-    func handover(_ finishOld: () -> Void) {
+    public func handover(_ finishOld: () -> Void) {
         handingOver = true
         finishOld()
         handingOver = false
@@ -167,7 +167,7 @@ final class MonitorActivities {
 
     /// Recording time (seconds) reached: ends handed-over activities that no segment of the new
     /// scanner continued within ``handoverSeconds``.
-    func advance(to time: Double) {
+    public func advance(to time: Double) {
         while let i = handedOver.firstIndex(where: { time - $0.segment.end > Self.handoverSeconds }) {
             let old = handedOver.remove(at: i)
             emit(.ended(id: old.id, segment: clamped(old.segment)))
@@ -176,7 +176,7 @@ final class MonitorActivities {
     }
 
     /// Ends every handed-over activity (the stream ended), before the scanner's own ends.
-    func finish() {
+    public func finish() {
         for old in handedOver {
             emit(.ended(id: old.id, segment: clamped(old.segment)))
             remember(old.segment)
