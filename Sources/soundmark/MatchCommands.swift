@@ -2,7 +2,7 @@ import Foundation
 import Soundmark
 
 func loadMatcher(_ args: ParsedArguments) throws -> Matcher {
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     var options = MatchOptions()
     if let t = args.value("threshold") {
         guard let v = Double(t), v >= 0, v <= 1 else { throw UsageError(message: "--threshold takes a number in 0…1, got '\(t)'") }
@@ -275,7 +275,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     if sources.count > 1 && !["setlist", "json"].contains(format) {
         throw UsageError(message: "--format \(format) writes one recording; scan several recordings with --format setlist or json (or one call per recording)")
     }
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let stream = try streamChoice(args), options = try parseScanOptions(args), verbose = args.has("verbose")
     // The library (when one records the scans) knows a recording by the digest of its samples;

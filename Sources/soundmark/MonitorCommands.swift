@@ -378,10 +378,11 @@ let catalogPollDefault = 5.0
 /// (``Catalog/changeStamp()``, SQLite `PRAGMA data_version`) and, when another process
 /// changed the catalog, loads a new index and posts it. Stops with the channel.
 func watchCatalog(_ path: String, interval: Double, channel: SourceChannel) {
-    guard let catalog = try? Catalog(path: path, readOnly: true), var stamp = try? catalog.changeStamp() else { return }
+    guard let catalog = try? openCatalog(path, readOnly: true), var stamp = try? catalog.changeStamp() else { return }
     var failed = false
     while channel.sleep(interval) {
         do {
+            try refreshIfPostgres(path)
             let now = try catalog.changeStamp()
             guard now != stamp else { continue }
             let index = try catalog.loadIndex()
@@ -431,7 +432,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     }
     let stream = try streamChoice(args)
     let catalogPath = try required(args, "catalog")
-    let catalog = try Catalog(path: catalogPath, readOnly: true)
+    let catalog = try openCatalog(catalogPath, readOnly: true)
     let index = try catalog.loadIndex()
     let configuration = index.configuration
 

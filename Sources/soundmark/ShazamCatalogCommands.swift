@@ -26,7 +26,7 @@ func referenceMetadata(of entry: ShazamCatalog.Entry, id: String) -> (MediaItem,
 }
 
 func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"), create: true)
+    let catalog = try openCatalog(try required(args, "catalog"), create: true)
     if args.value("id") != nil && args.positional.count != 1 { throw UsageError(message: "--id names one reference: give one file") }
     var failed = 0, imported = 0
     for path in args.positional {
@@ -71,7 +71,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
 func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
     guard args.value("format") == "shazamcatalog" else { throw UsageError(message: "--format shazamcatalog is required (the only export format)") }
     guard let output = args.value("o") ?? args.value("output") else { throw UsageError(message: "-o FILE is required") }
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let stored = try catalog.shazamSignatures()
     var refs = try catalog.references()
     if !args.positional.isEmpty {
