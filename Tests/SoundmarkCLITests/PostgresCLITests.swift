@@ -40,22 +40,28 @@ final class PostgresCLITests: XCTestCase {
             try Self.shell(getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command)
         }
 
+        /// Runs a command and waits for it (posix_spawn and waitpid: Foundation's `Process`
+        /// would wait for the server pg_ctl leaves running, which inherits its status socket).
         static func shell(_ command: [String]) throws {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: command[0])
-            p.arguments = Array(command.dropFirst())
-            // Output through a file: a server started by pg_ctl would hold a pipe open.
-            let log = FileManager.default.temporaryDirectory.appendingPathComponent("smpg-\(UUID().uuidString).log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            defer { try? FileManager.default.removeItem(at: log) }
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = try FileHandle(forWritingTo: log)
-            try p.run()
-            p.waitUntilExit()
-            let message = (try? Data(contentsOf: log)) ?? Data()
-            guard p.terminationStatus == 0 else {
-                throw NSError(domain: "PostgresCLITests", code: Int(p.terminationStatus),
-                              userInfo: [NSLocalizedDescriptionKey: "\(command.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))"])
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent("smpg-\(UUID().uuidString).log").path
+            defer { try? FileManager.default.removeItem(atPath: log) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            let argv = command.map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            var pid: pid_t = 0
+            let rc = posix_spawn(&pid, command[0], &actions, nil, argv, environ)
+            guard rc == 0 else { throw NSError(domain: "PostgresCLITests", code: Int(rc), userInfo: [NSLocalizedDescriptionKey: "cannot run \(command[0])"]) }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            guard status == 0 else {
+                let message = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+                throw NSError(domain: "PostgresCLITests", code: Int(status),
+                              userInfo: [NSLocalizedDescriptionKey: "\(command.joined(separator: " ")): \(message)"])
             }
         }
 
@@ -68,6 +74,19 @@ final class PostgresCLITests: XCTestCase {
 
         func psql(_ database: String, _ sql: String) throws {
             try Self.shell(["/usr/bin/psql", "-X", "-q", "-h", socketFolder, "-p", "\(port)", "-U", "sm", "-d", database, "-c", sql])
+        }
+
+        /// The first cell of a query's result, as text.
+        func value(_ database: String, _ sql: String) throws -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+            p.arguments = ["-X", "-A", "-t", "-h", socketFolder, "-p", "\(port)", "-U", "sm", "-d", database, "-c", sql]
+            let out = Pipe()
+            p.standardOutput = out
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
         /// The URI of a database on this server.
@@ -117,19 +136,33 @@ final class PostgresCLITests: XCTestCase {
         return Result(status: r.status, out: r.stdout, err: r.stderr)
     }
 
-    /// Starts the binary without waiting; its output goes to files `name.out` / `name.err` in the work folder.
-    func launch(_ arguments: [String], name: String) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try CLISupport.soundmarkBinary())
-        p.arguments = arguments
-        p.standardInput = FileHandle.nullDevice
-        for (suffix, set) in [("out", { (h: FileHandle) in p.standardOutput = h }), ("err", { (h: FileHandle) in p.standardError = h })] {
-            let path = work.appendingPathComponent("\(name).\(suffix)").path
-            _ = FileManager.default.createFile(atPath: path, contents: nil)
-            set(try FileHandle(forWritingTo: URL(fileURLWithPath: path)))
+    /// A process started without waiting (posix_spawn: a server pg_ctl restarts meanwhile
+    /// must not inherit a Foundation `Process` status socket, or its end would go unnoticed).
+    struct Spawned {
+        let pid: pid_t
+        /// Waits for the end. - Returns: the exit status, or nil when a signal ended it.
+        func wait() -> Int32? {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            return status & 0x7f == 0 ? (status >> 8) & 0xff : nil
         }
-        try p.run()
-        return p
+    }
+
+    /// Starts the binary without waiting; its output goes to files `name.out` / `name.err` in the work folder.
+    func launch(_ arguments: [String], name: String) throws -> Spawned {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, work.appendingPathComponent("\(name).out").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, work.appendingPathComponent("\(name).err").path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let binary = try CLISupport.soundmarkBinary()
+        let argv = ([binary] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, binary, &actions, nil, argv, environ)
+        guard rc == 0 else { throw NSError(domain: "PostgresCLITests", code: Int(rc)) }
+        return Spawned(pid: pid)
     }
 
     func output(_ name: String, _ suffix: String = "err") -> String {
@@ -279,14 +312,121 @@ final class PostgresCLITests: XCTestCase {
         let a = try launch(["catalog", "add", "--catalog", uri] + sampleIDs.prefix(3).map { references + "/\($0).ogg" }, name: "a")
         setenv("XDG_CACHE_HOME", work.appendingPathComponent("cache-b").path, 1)
         let b = try launch(["catalog", "add", "--catalog", uri] + sampleIDs.suffix(2).map { references + "/\($0).ogg" }, name: "b")
-        a.waitUntilExit()
-        b.waitUntilExit()
-        XCTAssertEqual(a.terminationStatus, 0, output("a"))
-        XCTAssertEqual(b.terminationStatus, 0, output("b"))
+        let (statusA, statusB) = (a.wait(), b.wait())
+        XCTAssertEqual(statusA, 0, output("a"))
+        XCTAssertEqual(statusB, 0, output("b"))
         XCTAssertEqual(try listedIDs(uri), sampleIDs)
         setenv("XDG_CACHE_HOME", work.appendingPathComponent("cache-a").path, 1)
         XCTAssertEqual(try listedIDs(uri), sampleIDs)
         let r = try run(["identify", "--catalog", uri, "--format", "json", clip])
         XCTAssertTrue(r.out.contains("\"id\":\"supertux-forest\""), r.out)
+    }
+
+    /// The database name in a test URI.
+    func databaseName(_ uri: String) -> String { String(uri.split(separator: "/")[2].split(separator: "?")[0]) }
+
+    /// A catalog of the sample references on a new database, a long recording (the sample
+    /// recording eight times, 21 min, 8 kHz mono: a scan takes a while) and both queued.
+    func queuedScans() throws -> (uri: String, media: [String]) {
+        let uri = try newDatabase()
+        var r = try run(["catalog", "add", "--catalog", uri, references])
+        XCTAssertEqual(r.status, 0, r.err)
+        let long = work.appendingPathComponent("long.wav").path
+        try TestServer.shell(["/usr/bin/ffmpeg", "-v", "error", "-y", "-stream_loop", "7", "-i",
+                              Self.samples.appendingPathComponent("recording.mp3").path, "-ar", "8000", "-ac", "1", long])
+        let media = [long, clip]
+        r = try run(["queue", "add", "--catalog", uri] + media)
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out, "1\t\(long)\n2\t\(clip)\n")
+        return (uri, media)
+    }
+
+    /// The state of job `id` from `queue status --format json`.
+    func jobState(_ uri: String, _ id: Int) throws -> (state: String, attempts: Int) {
+        let r = try run(["queue", "status", "--catalog", uri, "--format", "json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any], r.err)
+        let job = try XCTUnwrap((object["jobs"] as? [[String: Any]])?.first { $0["id"] as? Int == id })
+        return (job["state"] as? String ?? "", job["attempts"] as? Int ?? -1)
+    }
+
+    /// Waits (up to 60 s) until job `id` is running.
+    func waitUntilRunning(_ uri: String, _ id: Int) throws {
+        for _ in 0..<600 {
+            if try jobState(uri, id).state == "running" { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        XCTFail("job \(id) never ran")
+    }
+
+    /// Checks that every job is done, recorded exactly once in the library tables, and that the
+    /// reports equal `scan --format json` of the same recordings.
+    func checkDoneOnce(_ uri: String, _ media: [String]) throws {
+        let r = try run(["queue", "status", "--catalog", uri])
+        XCTAssertTrue(r.out.hasPrefix("pending 0, running 0, done \(media.count), failed 0"), r.out)
+        let database = databaseName(uri)
+        for id in 1...media.count {
+            XCTAssertEqual(try server.value(database, "SELECT count(*) FROM library_recording WHERE job_id = \(id)"), "1")
+        }
+        XCTAssertEqual(try server.value(database, "SELECT count(*) FROM library_recording"), "\(media.count)")
+        // The long recording holds the sample's three plays eight times over; the clip one.
+        XCTAssertEqual(try server.value(database, "SELECT count(*) FROM library_airing WHERE job_id = 2"), "1")
+        let airings = Int(try server.value(database, "SELECT count(*) FROM library_airing WHERE job_id = 1")) ?? 0
+        XCTAssertGreaterThanOrEqual(airings, 24)
+        let results = try run(["queue", "results", "--catalog", uri])
+        let scan = try run(["scan", "--catalog", uri, "--format", "json"] + media)
+        XCTAssertEqual(scan.status, 0, scan.err)
+        XCTAssertEqual(results.out, scan.out)
+        XCTAssertEqual(results.out.split(separator: "\n").count, media.count)
+    }
+
+    func testWorkerKilledMidJobIsFinishedOnceByAnother() throws {
+        let (uri, media) = try queuedScans()
+        let first = try launch(["worker", "--catalog", uri, "--lease", "2"], name: "first")
+        try waitUntilRunning(uri, 1)
+        kill(first.pid, SIGKILL)
+        XCTAssertNil(first.wait(), "killed by the signal")
+        // The killed worker's claim holds until its lease expires; nothing of it is stored.
+        XCTAssertEqual(try server.value(databaseName(uri), "SELECT count(*) FROM library_recording WHERE job_id = 1"), "0")
+        let second = try run(["worker", "--catalog", uri, "--lease", "2"])
+        XCTAssertEqual(second.status, 0, second.err)
+        XCTAssertTrue(second.err.contains("job 1: done"), second.err)
+        XCTAssertEqual(try jobState(uri, 1).attempts, 2)
+        try checkDoneOnce(uri, media)
+    }
+
+    func testServerRestartedDuringAWorkersRun() throws {
+        let (uri, media) = try queuedScans()
+        let worker = try launch(["worker", "--catalog", uri, "--lease", "30"], name: "worker")
+        try waitUntilRunning(uri, 1)
+        try server.stop()
+        Thread.sleep(forTimeInterval: 1)
+        try server.start()
+        XCTAssertEqual(worker.wait(), 0, output("worker"))
+        for line in output("worker").split(separator: "\n") where line.contains("retrying") {
+            XCTAssertFalse(line.contains("sm@"), "no connection string in messages: \(line)")
+        }
+        try checkDoneOnce(uri, media)
+    }
+
+    func testTwoWorkersShareTheQueue() throws {
+        let (uri, media) = try queuedScans()
+        let a = try launch(["worker", "--catalog", uri], name: "a")
+        let b = try launch(["worker", "--catalog", uri], name: "b")
+        let (statusA, statusB) = (a.wait(), b.wait())
+        XCTAssertEqual(statusA, 0, output("a"))
+        XCTAssertEqual(statusB, 0, output("b"))
+        try checkDoneOnce(uri, media)
+        // A recording that cannot be read fails with its error after --max-attempts claims.
+        let bad = work.appendingPathComponent("bad.mp3").path
+        try Data("not audio".utf8).write(to: URL(fileURLWithPath: bad))
+        var r = try run(["queue", "add", "--catalog", uri, bad])
+        XCTAssertEqual(r.status, 0, r.err)
+        r = try run(["worker", "--catalog", uri, "--max-attempts", "2"])
+        XCTAssertEqual(r.status, 1, r.err)
+        XCTAssertEqual(try jobState(uri, 3).state, "failed")
+        XCTAssertEqual(try jobState(uri, 3).attempts, 2)
+        r = try run(["queue", "status", "--catalog", uri])
+        XCTAssertTrue(r.out.contains("failed 1"), r.out)
+        XCTAssertTrue(r.out.contains("bad.mp3"), r.out)
     }
 }

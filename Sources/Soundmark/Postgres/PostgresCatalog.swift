@@ -83,6 +83,17 @@ public final class PostgresCatalog {
         return c
     }
 
+    /// Runs `body` on the connection; when the server had dropped it (a restart), once more on
+    /// a new connection.
+    private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try body(try connect())
+        } catch let failure as PostgresFailure where failure.connectionLost {
+            connection = nil
+            return try body(try connect())
+        }
+    }
+
     private func createSchema(_ db: PostgresConnection) throws {
         try db.transaction {
             // Two first writers at once: one creates, the other waits and finds the tables.
@@ -167,7 +178,7 @@ public final class PostgresCatalog {
     public func serverVersion() throws -> Int64 {
         lock.lock(); defer { lock.unlock() }
         do {
-            return try connect().query("SELECT value::bigint FROM meta WHERE key = 'version'").int(0, 0)
+            return try withConnection { try $0.query("SELECT value::bigint FROM meta WHERE key = 'version'").int(0, 0) }
         } catch {
             throw SoundmarkError.catalogUnreadable(path: location.display, reason: "\(error)")
         }
@@ -183,8 +194,7 @@ public final class PostgresCatalog {
         do {
             let cache = try Catalog(path: cachePath, create: true, configuration: configuration)
             try PostgresCatalog.prepareCache(cache.db)
-            let db = try connect()
-            return try db.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            return try withConnection { db in try db.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
                 let (version, instance) = try serverState(db, forUpdate: false)
                 let cached = try PostgresCatalog.cacheState(cache.db)
                 if cached.instance == instance && cached.version == version { return false }
@@ -198,7 +208,7 @@ public final class PostgresCatalog {
                     throw error
                 }
                 return true
-            }
+            } }
         } catch let error as SoundmarkError {
             throw error
         } catch {
@@ -341,8 +351,10 @@ extension PostgresCatalog: SQLiteWriteObserver {
     func didBegin(_ cache: SQLiteDatabase) throws {
         lock.lock()
         holdsLock = true
-        let db = try connect()
-        try db.execute("BEGIN")
+        let db = try withConnection { db in
+            try db.execute("BEGIN")
+            return db
+        }
         inTransaction = true
         let (version, instance) = try serverState(db, forUpdate: true)
         let cached = try PostgresCatalog.cacheState(cache)
