@@ -101,6 +101,7 @@ public struct PostgresFailure: Error, CustomStringConvertible, Sendable {
     /// Whether the connection is gone (the server refused, restarted or dropped it): a retry
     /// on a new connection may succeed.
     public let connectionLost: Bool
+    /// The message.
     public var description: String { message }
 }
 
