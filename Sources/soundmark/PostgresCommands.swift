@@ -257,7 +257,10 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
     defer { beat.signal() }
     let result: (report: String, recording: LibraryRecording, airings: [Airing])
     do {
-        let (catalog, index) = try state.current(pg)
+        // The shared index, and a connection of this thread's own to the cache for markers and
+        // annotations (an SQLite connection is not shared between threads).
+        let index = try state.current(pg).1
+        let catalog = try Catalog(path: pg.cachePath, readOnly: true)
         var digest = AudioDigest()
         let reader = try MarkerReader(scanArgs, catalog: catalog, sampleRate: index.configuration.sampleRate)
         let (fingerprinted, duration, decoder) = try scanRecording(job.media, index: index, stream: stream, options: options, verbose: false,

@@ -229,6 +229,17 @@ final class PostgresCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.err)
         setenv("XDG_CACHE_HOME", work.appendingPathComponent("cache").path, 1)
         XCTAssertEqual(try listedIDs(uri), sampleIDs)
+
+        // ShazamKit export from PostgreSQL and import into another PostgreSQL catalog.
+        let exported = work.appendingPathComponent("two.shazamcatalog").path
+        r = try run(["catalog", "export", "--catalog", uri, "--format", "shazamcatalog", "-o", exported, "wesnoth-knolls", "supertux-forest"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let other = try newDatabase()
+        r = try run(["catalog", "import", "--catalog", other, exported])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(try listedIDs(other), ["supertux-forest", "wesnoth-knolls"])
+        r = try run(["catalog", "show", "--catalog", other, "--format", "json", "wesnoth-knolls"])
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])?["annotations"] as? Int, 9, r.out)
     }
 
     func testErrorsAreOneLineAndNeverShowThePassword() throws {
