@@ -7,7 +7,7 @@ let soundmarkVersion = "0.1.0"
 let mediaExtensions: Set<String> = ["mp3", "m4a", "mp4", "m4v", "mkv", "mka", "webm", "ogg", "oga", "opus", "flac",
                                     "wav", "wave", "aif", "aiff", "aac", "ac3", "wma", "wmv", "ts", "mts", "avi", "mov", "caf", "au"]
 
-let catalogOption = OptionSpec(name: "catalog", value: "FILE", help: "the catalog (an SQLite file)")
+let catalogOption = OptionSpec(name: "catalog", value: "FILE|URI", help: "the catalog: an SQLite file, or a PostgreSQL catalog postgresql://user@host:port/dbname (password from PGPASSWORD or ~/.pgpass)")
 let streamOption = OptionSpec(name: "stream", value: "N", help: "decode audio stream N (default: the best audio stream)")
 
 /// A stable, readable id from a name: letters and digits of every script (NFC, lowercased;
@@ -290,7 +290,7 @@ enum Fingerprinted {
 func fingerprint(_ path: String, catalogPath: String, configuration: Configuration, stream: StreamChoice,
                  verbose: Bool) -> Fingerprinted {
     if path != "-" {
-        guard let catalog = try? Catalog(path: catalogPath, readOnly: true) else { return .skipped }
+        guard let catalog = try? openCatalog(catalogPath, readOnly: true, fresh: false) else { return .skipped }
         do {
             if try catalog.reference(unchangedAt: path) != nil { return .skipped }
             if let stamp = FileStamp.of(path: path), try !catalog.references(withContentOf: stamp).isEmpty { return .skipped }
@@ -331,7 +331,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let sharedAnnotations = try args.value("annotations").map { try readAnnotations($0, encoding: args.value("encoding")) }
     let stream = try streamChoice(args)
     let markerPayload = try args.value("marker").map { try parsePayload($0, option: "marker") }
-    let catalog = try Catalog(path: catalogPath, create: true)
+    let catalog = try openCatalog(catalogPath, create: true)
     var failures = 0
     let sizes = inputs.map { FileStamp.attributes(of: $0.path)?.size ?? 0 }
     let progress = Progress(total: inputs.count, totalBytes: sizes.reduce(0, +), forced: args.has("progress"))
@@ -497,6 +497,11 @@ func refreshIndex(_ catalog: Catalog) {
 
 func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let path = try required(args, "catalog")
+    if PostgresLocation.isPostgres(path) {
+        try openCatalog(path).updateIndex()
+        FileHandle.standardError.write(Data(displayingServers("\(path): format version \(Catalog.formatVersion); local cache and index up to date\n").utf8))
+        return Exit.ok
+    }
     let old = try Catalog.upgrade(path: path)
     let what = old == Catalog.formatVersion ? "already format version \(old); index up to date"
         : "upgraded from format version \(old) to \(Catalog.formatVersion); index built"
@@ -511,7 +516,7 @@ func required(_ args: ParsedArguments, _ name: String) throws -> String {
 }
 
 func runCatalogList(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let refs = try catalog.references()
     if args.value("format") == "json" {
         print(JSONOutput.object([("references", .array(refs.map(referenceJSON)))]).text)
@@ -536,7 +541,7 @@ func referenceJSON(_ r: ReferenceInfo) -> JSONOutput {
 }
 
 func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let id = args.positional[0]
     guard let r = try catalog.reference(id: id) else { throw SoundmarkError.unknownReference(path: catalog.path, id: id) }
     let annotations = try catalog.annotations(id: id)
@@ -566,7 +571,7 @@ func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
 }
 
 func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try openCatalog(try required(args, "catalog"))
     var missing = 0
     for id in args.positional {
         if try catalog.remove(id: id) {
@@ -581,7 +586,7 @@ func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
 }
 
 func runCatalogAnnotate(_ args: ParsedArguments) throws -> Int32 {
-    let catalog = try Catalog(path: try required(args, "catalog"))
+    let catalog = try openCatalog(try required(args, "catalog"))
     let annotations = try readAnnotations(args.positional[1], encoding: args.value("encoding"))
     if annotations.isEmpty {
         printError("\(args.positional[1]): no annotations found; the stored ones are kept")

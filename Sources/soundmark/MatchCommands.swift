@@ -2,7 +2,7 @@ import Foundation
 import Soundmark
 
 func loadMatcher(_ args: ParsedArguments) throws -> Matcher {
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     var options = MatchOptions()
     if let t = args.value("threshold") {
         guard let v = Double(t), v >= 0, v <= 1 else { throw UsageError(message: "--threshold takes a number in 0…1, got '\(t)'") }
@@ -278,7 +278,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     if sources.count > 1 && !["setlist", "json"].contains(format) {
         throw UsageError(message: "--format \(format) writes one recording; scan several recordings with --format setlist or json (or one call per recording)")
     }
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let index = try catalog.loadIndex()
     let stream = try streamChoice(args), options = try parseScanOptions(args), verbose = args.has("verbose")
     // The library (when one records the scans) knows a recording by the digest of its samples;
@@ -370,14 +370,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
 
     switch format {
     case "json":
-        let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(duration))])
-        let cueJSON = mapped.map { m in
-            JSONOutput.object([("reference", .string(m.id)), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
-                               ("text", .string(m.cue.text))])
-        }
-        let segmentJSON = marked?.map { $0.segment.json(marker: $0.marker) } ?? segments.map(\.json)
-        print(JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)),
-                                 ("cues", .array(cueJSON))]).text)
+        print(scanReportJSON(source, result, mapped: mapped).text)
     case "csv":
         let rows = segments.map { s in
             [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
@@ -421,6 +414,33 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         if segments.isEmpty { print("no catalog audio found") }
     }
     return !segments.isEmpty
+}
+
+/// The JSON report of one scanned recording (`scan --format json`; also a worker's job report):
+/// the recording, its segments and the annotations of `mapped` (reference id and cue in recording time).
+func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: String, cue: Cue)]) -> JSONOutput {
+    let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(result.duration))])
+    let cueJSON = mapped.map { m in
+        JSONOutput.object([("reference", .string(m.id)), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
+                           ("text", .string(m.cue.text))])
+    }
+    let segmentJSON = result.marked?.map { $0.segment.json(marker: $0.marker) } ?? result.segments.map(\.json)
+    return JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)), ("cues", .array(cueJSON))])
+}
+
+/// The annotations of every reference found in `segments`, mapped into recording time through
+/// the segments' alignment map, ordered by start (what scan's cues and JSON report hold).
+func mappedAnnotations(_ segments: [Segment], duration: Double, catalog: Catalog, index: CatalogIndex) throws -> [(id: String, cue: Cue)] {
+    let map = AlignmentMap(segments: segments, recordingDuration: duration)
+    var mapped: [(id: String, cue: Cue)] = []
+    for ref in Set(segments.map(\.referenceIndex)).sorted() {
+        let id = index.references[ref].item.id
+        let annotations = try catalog.annotations(id: id)
+        guard !annotations.isEmpty else { continue }
+        mapped += map.cues(for: annotations, referenceIndex: ref).cues.map { (id, $0) }
+    }
+    mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
+    return mapped
 }
 
 extension Segment {

@@ -166,7 +166,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     }
     let stream = try streamChoice(args)
     let catalogPath = try required(args, "catalog")
-    let catalog = try Catalog(path: catalogPath, readOnly: true)
+    let catalog = try openCatalog(catalogPath, readOnly: true)
     let index = try catalog.loadIndex()
 
     let writer = MonitorWriter(format: format, wallClock: clock == "wall")
@@ -178,7 +178,22 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args),
                                  sourceOptions: LiveSourceOptions(streamIndex: stream.index, language: stream.language,
                                                                   reconnectTimeout: reconnectTimeout),
-                                 watch: catalogPoll > 0 ? (catalogPath, catalogPoll) : nil)
+                                 watch: catalogPoll > 0 ? (try catalogFilePath(catalogPath), catalogPoll) : nil)
+    if catalogPoll > 0 && PostgresLocation.isPostgres(catalogPath) {
+        // The session watches the local cache; this pulls the server's changes into it.
+        let interval = catalogPoll
+        let poller = Thread {
+            var failed = false
+            while true {
+                Thread.sleep(forTimeInterval: interval)
+                do { try refreshIfPostgres(catalogPath); failed = false } catch {
+                    if !failed { warn("\(describe(error)); the monitor keeps the catalog it has") }
+                    failed = true
+                }
+            }
+        }
+        poller.start()
+    }
     session.onWarning = { warn($0) }
     session.onOrigin = { writer.offerOrigin($0) }
     session.onAudio = { samples, time in

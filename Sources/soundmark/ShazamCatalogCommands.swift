@@ -35,13 +35,16 @@ private struct CatalogOpenFailure: Error { let error: Error }
 func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
     var opened: Catalog?
-    func openCatalog() throws -> Catalog {
+    func openImportCatalog() throws -> Catalog {
         if let opened { return opened }
-        do { opened = try Catalog(path: catalogPath, create: true) } catch { throw CatalogOpenFailure(error: error) }
+        do { opened = try openCatalog(catalogPath, create: true) } catch { throw CatalogOpenFailure(error: error) }
         return opened!
     }
-    // An existing catalog is opened at once (a file that is not a catalog ends the command before any import).
-    if FileManager.default.fileExists(atPath: catalogPath) { opened = try Catalog(path: catalogPath, create: true) }
+    // An existing catalog is opened at once (a file that is not a catalog, or a server that
+    // cannot be reached, ends the command before any import).
+    if PostgresLocation.isPostgres(catalogPath) || FileManager.default.fileExists(atPath: catalogPath) {
+        opened = try openCatalog(catalogPath, create: true)
+    }
     if args.value("id") != nil && args.positional.count != 1 { throw UsageError(message: "--id names one reference: give one file") }
     var failed = 0, imported = 0
     for path in args.positional {
@@ -61,7 +64,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
                 throw SignatureReadError(message: "\(path): --id names one reference but the file holds \(entries.count)")
             }
             for entry in entries {
-                let catalog = try openCatalog()
+                let catalog = try openImportCatalog()
                 let id = args.value("id") ?? entry.id
                 guard !id.trimmingCharacters(in: .whitespaces).isEmpty else {
                     throw SignatureReadError(message: "\(path): an entry has an empty id (give one with --id)")
@@ -93,7 +96,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
 func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
     guard args.value("format") == "shazamcatalog" else { throw UsageError(message: "--format shazamcatalog is required (the only export format)") }
     guard let output = args.value("o") ?? args.value("output") else { throw UsageError(message: "-o FILE is required") }
-    let catalog = try Catalog(path: try required(args, "catalog"), readOnly: true)
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let stored = try catalog.shazamSignatures()
     var refs = try catalog.references()
     if !args.positional.isEmpty {

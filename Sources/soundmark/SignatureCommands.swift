@@ -172,7 +172,7 @@ func runSignature(_ args: ParsedArguments) throws -> Int32 {
     let output = args.value("o") ?? args.value("output")
     if args.value("o") != nil && args.value("output") != nil { throw UsageError(message: "give -o or --output, not both") }
     var configuration = Configuration()
-    if let path = args.value("catalog") { configuration = try Catalog(path: path, readOnly: true).configuration }
+    if let path = args.value("catalog") { configuration = try openCatalog(path, readOnly: true).configuration }
     var failed = 0
     for source in args.positional {
         do {
@@ -239,7 +239,7 @@ func matchSignatureInput(_ input: SignatureInput, source: String, matcher: Match
 /// A matcher over the Shazam peaks of the catalog's references (of those without postings only,
 /// for audio queries, which soundmark's own fingerprint matches elsewhere), or nil when there are none.
 func shazamMatcher(catalogPath: String, index: CatalogIndex, onlyWithoutPostings: Bool, threshold: Double) throws -> ShazamMatcher? {
-    let stored = try Catalog(path: catalogPath, readOnly: true).shazamSignatures()
+    let stored = try openCatalog(catalogPath, readOnly: true, fresh: false).shazamSignatures()
     guard !stored.isEmpty else { return nil }
     let refs = index.references.filter { !onlyWithoutPostings || $0.postingCount == 0 }
         .compactMap { ref in stored[ref.item.id].map { (item: ref.item, signature: $0) } }

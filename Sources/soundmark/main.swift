@@ -11,11 +11,11 @@ enum Exit {
 setvbuf(stdout, nil, _IOFBF, 1 << 16)
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("soundmark: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("soundmark: \(displayingServers(message))\n".utf8))
 }
 
 func warn(_ message: String) {
-    FileHandle.standardError.write(Data("soundmark: warning: \(message)\n".utf8))
+    FileHandle.standardError.write(Data("soundmark: warning: \(displayingServers(message))\n".utf8))
 }
 
 extension MediaItem {
@@ -34,6 +34,7 @@ func describe(_ error: Error) -> String {
 
 let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
     + libraryCommands + reportCommands + markerCommands + signatureCommands + shazamCatalogCommands
+    + postgresCommands
 
 /// One help line per command: its words padded to 24 columns, then its summary.
 func commandRows(_ specs: [CommandSpec]) -> [String] {

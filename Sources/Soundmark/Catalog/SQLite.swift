@@ -57,20 +57,38 @@ final class SQLiteDatabase {
         return SQLiteStatement(stmt, db: self)
     }
 
+    /// Told about every write transaction of this connection (the PostgreSQL catalog's local
+    /// cache mirrors each one to the server: `Postgres/PostgresCatalog.swift`); nil for a plain
+    /// SQLite catalog.
+    var writeObserver: SQLiteWriteObserver?
+
     /// Runs `body` inside a transaction, rolling back when it throws. Writers use
     /// `BEGIN IMMEDIATE` (take the write lock up front); readers (`write: false`) a deferred
     /// `BEGIN`, a consistent snapshot that never blocks a writer in WAL mode.
     func transaction<T>(write: Bool = true, _ body: () throws -> T) throws -> T {
         try execute(write ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
+            if write { try writeObserver?.didBegin(self) }
             let result = try body()
+            if write { try writeObserver?.willCommit(self) }
             try execute("COMMIT")
             return result
         } catch {
             try? execute("ROLLBACK")
+            if write { writeObserver?.didRollBack() }
             throw error
         }
     }
+}
+
+/// Sees the write transactions of one ``SQLiteDatabase`` (see ``SQLiteDatabase/writeObserver``).
+protocol SQLiteWriteObserver: AnyObject {
+    /// Called right after `BEGIN IMMEDIATE`; throwing rolls the transaction back.
+    func didBegin(_ db: SQLiteDatabase) throws
+    /// Called right before `COMMIT`, inside the transaction; throwing rolls it back.
+    func willCommit(_ db: SQLiteDatabase) throws
+    /// Called after a rollback.
+    func didRollBack()
 }
 
 /// An SQLite error message.
@@ -93,7 +111,11 @@ final class SQLiteStatement {
 
     /// Binds values in order: String, Int, Int64, Double, Data, or nil for NULL.
     @discardableResult
-    func bind(_ values: Any?...) -> SQLiteStatement {
+    func bind(_ values: Any?...) -> SQLiteStatement { bind(array: values) }
+
+    /// Binds the values of an array in order (see ``bind(_:)``).
+    @discardableResult
+    func bind(array values: [Any?]) -> SQLiteStatement {
         sqlite3_reset(stmt)
         sqlite3_clear_bindings(stmt)
         for (i, value) in values.enumerated() {
@@ -127,6 +149,17 @@ final class SQLiteStatement {
     func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(stmt, column)) }
     func double(_ column: Int32) -> Double { sqlite3_column_double(stmt, column) }
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(stmt, column) == SQLITE_NULL }
+    /// The cell as its stored type: `Int64`, `Double`, `String`, `Data` or nil (NULL), ready
+    /// for ``bind(array:)`` (copying rows between catalogs).
+    func value(_ column: Int32) -> Any? {
+        switch sqlite3_column_type(stmt, column) {
+        case SQLITE_INTEGER: return Int64(sqlite3_column_int64(stmt, column))
+        case SQLITE_FLOAT: return sqlite3_column_double(stmt, column)
+        case SQLITE_TEXT: return string(column)
+        case SQLITE_BLOB: return Data(blob(column))
+        default: return nil
+        }
+    }
     func string(_ column: Int32) -> String? {
         guard let p = sqlite3_column_text(stmt, column) else { return nil }
         return String(cString: p)
