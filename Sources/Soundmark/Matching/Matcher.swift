@@ -682,9 +682,14 @@ extension Matcher {
         let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
         let slotCount = max(1, (Int(landmarks.map(\.anchorFrame).max() ?? 0) + Matcher.slotFrames) / Matcher.slotFrames)
         var best: (referenceIndex: Int, coverage: Double)?
-        for (ref, b) in bestPerReference(votes(landmarks, unit)) where abs(b.offset) <= 2 {
-            let other = index.references[ref].duration
-            guard abs(other - signature.duration) <= max(1, 0.01 * signature.duration) else { continue }
+        // Only references of the same length can hold the same recording: each is voted for on
+        // its own (the same votes as over the whole catalog), so the check costs nothing when
+        // no reference has this length, whatever the catalog's size.
+        let sameLength = index.references.indices.filter {
+            abs(index.references[$0].duration - signature.duration) <= max(1, 0.01 * signature.duration)
+        }
+        for ref in sameLength {
+            guard let b = bestPerReference(votes(landmarks, unit, only: ref))[ref], abs(b.offset) <= 2 else { continue }
             let occupied = Set(alignedFrames(landmarks, unit, reference: ref, offset: b.offset).map { $0 / Matcher.slotFrames }).count
             let coverage = Double(occupied) / Double(slotCount)
             if coverage >= Matcher.duplicateCoverage, coverage > (best?.coverage ?? 0) { best = (ref, coverage) }
