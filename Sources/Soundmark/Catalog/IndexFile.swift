@@ -34,20 +34,6 @@ final class PostingStorage: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(mutating: base), length, Int32(MADV_DONTNEED))
     }
 
-    /// Drops the mapped pages that lie wholly inside `first ..< end` (addresses inside the
-    /// mapping) from the resident set, as ``releaseResidentPages()`` does for the whole mapping.
-    func releaseResidentPages(from first: UnsafeRawPointer, to end: UnsafeRawPointer) {
-        guard mapped else { return }
-        let page = PostingStorage.pageSize
-        let lo = (Int(bitPattern: first) + page - 1) / page * page
-        let hi = Int(bitPattern: end) / page * page
-        guard hi > lo, let address = UnsafeMutableRawPointer(bitPattern: lo) else { return }
-        _ = madvise(address, hi - lo, Int32(MADV_DONTNEED))
-    }
-
-    /// The size of a memory page in bytes.
-    static let pageSize = max(4096, sysconf(Int32(_SC_PAGESIZE)))
-
     deinit {
         if mapped {
             if length > 0 { munmap(UnsafeMutableRawPointer(mutating: base), length) }
@@ -89,14 +75,6 @@ public struct PostingBuffer<Element: FixedWidthInteger>: RandomAccessCollection,
     public subscript(i: Int) -> Element {
         assert(i >= 0 && i < count)
         return pointer.unsafelyUnwrapped[i]
-    }
-
-    /// Lets the pages holding only values of `range` leave the resident set when the buffer is
-    /// part of a mapped index file (see ``PostingStorage/releaseResidentPages()``); no effect
-    /// on allocated memory.
-    func releaseResidentPages(_ range: Range<Int>) {
-        guard let storage, let pointer, !range.isEmpty else { return }
-        storage.releaseResidentPages(from: UnsafeRawPointer(pointer + range.lowerBound), to: UnsafeRawPointer(pointer + range.upperBound))
     }
 
     /// Calls `body` with the values as a buffer pointer valid for the call.

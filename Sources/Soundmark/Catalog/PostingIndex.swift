@@ -223,16 +223,6 @@ public struct PostingIndex: Sendable {
         storage?.releaseResidentPages()
     }
 
-    /// Lets the pages of a mapped index that hold only the buckets of `hashes` (their
-    /// boundaries and postings) leave this process's resident set; they stay in the page cache.
-    /// A reader that walks the buckets in hash order calls it behind itself, so only the
-    /// stretch it is reading stays resident. No effect on an index built in memory.
-    public func releaseResidentPages(hashes: Range<Int>) {
-        guard storage != nil, !hashes.isEmpty, hashes.lowerBound >= 0, hashes.upperBound < start.count else { return }
-        start.releaseResidentPages(hashes)
-        entries.releaseResidentPages(Int(start[hashes.lowerBound]) ..< Int(start[hashes.upperBound]))
-    }
-
     /// Total number of postings.
     public var count: Int { entries.count }
 

@@ -236,79 +236,6 @@ public final class Matcher {
         return runs
     }
 
-    /// Speed candidates voted in one pass over the index by ``coarseVotes(_:)``: 3.
-    static let sweepCandidates = 3
-
-    /// `bestPerReference(votes(landmarks, c))` for every speed candidate `c` of the options, in
-    /// candidate order. Groups of ``sweepCandidates`` candidates are voted on the cores, each
-    /// group in one pass over the index in hash order (``sweepVotes(_:candidates:)``), which
-    /// lets the pages of a mapped index file behind the pass leave the resident set: identify's
-    /// memory does not grow with the part of the index a query touches (every page of it, for
-    /// a 10 s clip on the 8-hour bench catalog). The votes are those of ``votes(_:_:only:)``.
-    private func coarseVotes(_ landmarks: [LandmarkHasher.Prepared]) -> [[Int: (offset: Int, count: Int)]] {
-        let candidates = options.candidates
-        guard landmarks.count < 1 << 24, candidates.count <= 256 else {
-            return concurrentMap(candidates.count) { ci in bestPerReference(votes(landmarks, candidates[ci])) }
-        }
-        let size = Matcher.sweepCandidates
-        let groups = (candidates.count + size - 1) / size
-        return concurrentMap(groups) { g -> [[Int: (offset: Int, count: Int)]] in
-            let members = Array(g * size ..< min(candidates.count, (g + 1) * size))
-            return sweepVotes(landmarks, candidates: members).map { keys in
-                var keys = keys
-                return bestPerReference(Matcher.runs(sorting: &keys))
-            }
-        }.flatMap { $0 }
-    }
-
-    /// The vote keys of each candidate of `members` (indices into the options' candidates;
-    /// at most 256, with fewer than 2^24 landmarks), unsorted: the keys ``votes(_:_:only:)``
-    /// makes, gathered in one pass over the index in hash order. Behind the pass, about every
-    /// 2^15 hashes, the pages read leave the resident set (a mapped index file).
-    private func sweepVotes(_ landmarks: [LandmarkHasher.Prepared], candidates members: [Int]) -> [[UInt64]] {
-        // Every (candidate, landmark) lookup as hash << 32 | member << 24 | landmark, sorted.
-        var lookups: [UInt64] = []
-        lookups.reserveCapacity(landmarks.count * members.count)
-        for (m, ci) in members.enumerated() {
-            let c = options.candidates[ci]
-            let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-            for (li, l) in landmarks.enumerated() {
-                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                lookups.append(UInt64(h) << 32 | UInt64(m) << 24 | UInt64(li))
-            }
-        }
-        radixSort(&lookups)
-        var keys = [[UInt64]](repeating: [], count: members.count)
-        let scales = members.map { options.candidates[$0].timeScale }
-        let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits, releaseStep = 1 << 15
-        let referenceCount = UInt64(index.references.count)
-        let postings = index.postings
-        var released = 0
-        postings.start.withUnsafeBufferPointer { start in
-            for lookup in lookups {
-                let h = Int(lookup >> 32), m = Int((lookup >> 24) & 0xFF), li = Int(lookup & 0xFF_FFFF)
-                if h - released >= releaseStep {
-                    postings.releaseResidentPages(hashes: released..<h)
-                    released = h
-                }
-                let lo = Int(start[h]), hi = Int(start[h + 1])
-                if hi - lo > options.maxBucket || hi == lo { continue }
-                let q = Int((Double(landmarks[li].anchorFrame) * scales[m]).rounded())
-                postings.withPostings(lo..<hi) { entries in
-                    for entry in entries {
-                        let ref = entry >> 32
-                        let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
-                        // (A posting of no reference can only come from a damaged index file.)
-                        guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
-                        keys[m].append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | UInt64(h))
-                    }
-                }
-            }
-        }
-        postings.releaseResidentPages(hashes: released ..< postings.start.count - 1)
-        return keys
-    }
-
     /// One reference's postings for a query's landmarks at one speed: each landmark whose hash
     /// has a bucket of at most ``MatchOptions/maxBucket`` postings holding some of the
     /// reference's, with its hash and the range of those postings in the index's entries.
@@ -321,70 +248,48 @@ public final class Matcher {
         var ranges: [Range<Int>] = []
     }
 
-    /// Looks each set of landmarks up at its speed for `reference` only (see ``ReferenceRuns``):
-    /// one result per set. Every lookup of every set is made in one pass over the index in hash
-    /// order: a hash that several sets (speeds, framings) share is searched once, and behind
-    /// the pass, about every 2^15 hashes, the pages read leave the resident set (a mapped
-    /// index file), so the pages a query touches do not pile up in memory.
-    private func referenceRuns(_ sets: [(landmarks: [LandmarkHasher.Prepared], speed: SpeedCandidate)],
-                               reference: Int) -> [ReferenceRuns] {
-        // Every lookup as hash << 32 | set << 24 | landmark, sorted by hash.
-        var lookups: [UInt64] = []
-        lookups.reserveCapacity(sets.reduce(0) { $0 + $1.landmarks.count })
-        let sorted = sets.count <= 256 && sets.allSatisfy { $0.landmarks.count < 1 << 24 }
-        var ranges = sets.map { [Range<Int>](repeating: 0..<0, count: $0.landmarks.count) }
-        var hashes = sets.map { [UInt32](repeating: 0, count: $0.landmarks.count) }
-        for (k, set) in sets.enumerated() {
-            let shift = hasher.logShift(frequencyScale: set.speed.frequencyScale)
-            for (li, l) in set.landmarks.enumerated() {
-                guard let h = hasher.hash(l, timeScale: set.speed.timeScale, logShift: shift) else { continue }
-                hashes[k][li] = h
-                lookups.append(UInt64(h) << 32 | UInt64(sorted ? k : 0) << 24 | UInt64(sorted ? li : 0))
-            }
+    /// The last lookup of each landmark (its hash and the reference's postings in that bucket):
+    /// the fine speed steps of ``refine(_:reference:around:count:offset:)`` mostly give a
+    /// landmark the hash of the step before, whose bucket is then not searched again.
+    private struct LookupMemo {
+        var hashes: [UInt32]
+        var ranges: [Range<Int>]
+        init(count: Int) {
+            hashes = [UInt32](repeating: .max, count: count)
+            ranges = [Range<Int>](repeating: 0..<0, count: count)
         }
-        let postings = index.postings
-        func run(_ h: Int, _ start: UnsafeBufferPointer<UInt32>) -> Range<Int> {
-            let lo = Int(start[h]), hi = Int(start[h + 1])
-            if hi - lo > options.maxBucket || hi == lo { return 0..<0 }
-            let run = postings.withPostings(lo..<hi) { PostingIndex.run(of: reference, in: $0, 0, $0.count) }
-            return (lo + run.lowerBound)..<(lo + run.upperBound)
-        }
-        postings.start.withUnsafeBufferPointer { start in
-            guard sorted else {
-                // (More than 256 sets or 2^24 landmarks: each looked up in place.)
-                for (k, set) in sets.enumerated() {
-                    let shift = hasher.logShift(frequencyScale: set.speed.frequencyScale)
-                    for (li, l) in set.landmarks.enumerated() {
-                        if let h = hasher.hash(l, timeScale: set.speed.timeScale, logShift: shift) { ranges[k][li] = run(Int(h), start) }
+    }
+
+    /// Looks `landmarks` up at speed `c` for `reference` only (see ``ReferenceRuns``), reusing
+    /// and updating `memo`'s lookups when given.
+    private func referenceRuns(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int,
+                               memo: inout LookupMemo?) -> ReferenceRuns {
+        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
+        var result = ReferenceRuns()
+        index.postings.start.withUnsafeBufferPointer { start in
+            for (i, l) in landmarks.enumerated() {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let range: Range<Int>
+                if let memo, memo.hashes[i] == h {
+                    range = memo.ranges[i]
+                } else {
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    if hi - lo > options.maxBucket || hi == lo {
+                        range = 0..<0
+                    } else {
+                        let run = index.postings.withPostings(lo..<hi) { PostingIndex.run(of: reference, in: $0, 0, $0.count) }
+                        range = (lo + run.lowerBound)..<(lo + run.upperBound)
                     }
+                    memo?.hashes[i] = h
+                    memo?.ranges[i] = range
                 }
-                return
-            }
-            radixSort(&lookups)
-            var released = 0, last = -1, range = 0..<0
-            for lookup in lookups {
-                let h = Int(lookup >> 32)
-                if h != last {
-                    if h - released >= 1 << 15 {
-                        postings.releaseResidentPages(hashes: released..<h)
-                        released = h
-                    }
-                    range = run(h, start)
-                    last = h
-                }
-                ranges[Int((lookup >> 24) & 0xFF)][Int(lookup & 0xFF_FFFF)] = range
-            }
-            if sorted { postings.releaseResidentPages(hashes: released ..< postings.start.count - 1) }
-        }
-        return sets.indices.map { k in
-            var result = ReferenceRuns()
-            for (li, l) in sets[k].landmarks.enumerated() where !ranges[k][li].isEmpty {
+                guard !range.isEmpty else { continue }
                 result.landmarks.append(l)
-                result.hashes.append(hashes[k][li])
-                result.ranges.append(ranges[k][li])
+                result.hashes.append(h)
+                result.ranges.append(range)
             }
-            return result
         }
+        return result
     }
 
     /// ``votes(_:_:only:)`` for one reference from its looked-up postings (the same runs).
@@ -493,9 +398,8 @@ public final class Matcher {
         let framings = ([query] + reframed).map { $0.compactMap { hasher.prepare($0) } }
         let landmarks = framings[0]
         var best: [Int: (candidate: Int, offset: Int, count: Int)] = [:]
-        // Every speed candidate's votes (groups of candidates on the cores, see coarseVotes);
-        // merged in candidate order.
-        let perCandidate = coarseVotes(landmarks)
+        // Each speed candidate's votes on its own thread; merged in candidate order as before.
+        let perCandidate = concurrentMap(options.candidates.count) { ci in bestPerReference(votes(landmarks, options.candidates[ci])) }
         for ci in options.candidates.indices {
             for (ref, b) in perCandidate[ci] {
                 if let old = best[ref], old.count >= b.count { continue }
@@ -516,7 +420,8 @@ public final class Matcher {
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
             // This reference's postings and votes at the refined speed, once per framing: the
             // repeat search, every copy's recount and its line check read them.
-            let lookups = referenceRuns(framings.map { ($0, refined.speed) }, reference: ref)
+            var noMemo: LookupMemo? = nil
+            let lookups = framings.map { referenceRuns($0, refined.speed, reference: ref, memo: &noMemo) }
             let framingRuns = lookups.map { votes($0, refined.speed) }
             // A reference that repeats the passage matches it again elsewhere: each repeat is a
             // match of its own, ranked by its own count.
@@ -651,35 +556,20 @@ public final class Matcher {
     private func agreeing(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, skippingCommonHashes: Bool,
                           _ agrees: (Int, LandmarkHasher.Prepared) -> Bool) -> [LandmarkHasher.Prepared] {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-        // Looked up in hash order, the pages read leaving the resident set behind the pass (as
-        // in referenceRuns(_:reference:)); the landmarks are returned in their own order.
-        var lookups: [UInt64] = []
-        lookups.reserveCapacity(landmarks.count)
-        for (li, l) in landmarks.enumerated() {
-            guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-            lookups.append(UInt64(h) << 32 | UInt64(li))
-        }
-        radixSort(&lookups)
-        var agreed = [Bool](repeating: false, count: landmarks.count)
-        let postings = index.postings
-        postings.start.withUnsafeBufferPointer { start in
-            var released = 0
-            for lookup in lookups {
-                let h = Int(lookup >> 32), li = Int(lookup & 0xFFFF_FFFF)
-                if h - released >= 1 << 15 {
-                    postings.releaseResidentPages(hashes: released..<h)
-                    released = h
-                }
-                let lo = Int(start[h]), hi = Int(start[h + 1])
+        var found: [LandmarkHasher.Prepared] = []
+        index.postings.start.withUnsafeBufferPointer { start in
+            for l in landmarks {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                 if skippingCommonHashes && hi - lo > options.maxBucket { continue }
                 if hi == lo { continue }
-                agreed[li] = postings.withPostings(lo..<hi) { entries in
-                    PostingIndex.run(of: reference, in: entries, 0, entries.count).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), landmarks[li]) })
+                let agreed = index.postings.withPostings(lo..<hi) { entries in
+                    PostingIndex.run(of: reference, in: entries, 0, entries.count).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) })
                 }
+                if agreed { found.append(l) }
             }
-            postings.releaseResidentPages(hashes: released ..< postings.start.count - 1)
         }
-        return landmarks.indices.filter { agreed[$0] }.map { landmarks[$0] }
+        return found
     }
 
     /// The line check of a match: on every framing, the slots of the query (``slotFrames`` long,
@@ -759,16 +649,11 @@ public final class Matcher {
         var tried = [(step: 0, speed: c, offset: offset, count: count)]
         let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
         let pitchOnly = c.timeScale == 1 && c.frequencyScale != 1
-        let steps = (-10...10).filter { $0 != 0 }
-        let speeds = steps.map { i -> SpeedCandidate in
+        var memo: LookupMemo? = LookupMemo(count: landmarks.count)
+        for i in -10...10 where i != 0 {
             let d = Double(i) * 0.001
-            return SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
-        }
-        // Every step's postings of this reference, looked up together.
-        let runs = referenceRuns(speeds.map { (landmarks, $0) }, reference: reference)
-        for (n, i) in steps.enumerated() {
-            let s = speeds[n]
-            if let b = bestPerReference(votes(runs[n], s))[reference] {
+            let s = SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
+            if let b = bestPerReference(votes(referenceRuns(landmarks, s, reference: reference, memo: &memo), s))[reference] {
                 tried.append((i, s, b.offset, b.count))
             }
         }

@@ -55,49 +55,6 @@ final class IndexFileTests: XCTestCase {
         XCTAssertEqual(best.offsetFrames * Configuration().hopDuration, 12, accuracy: 0.05)
     }
 
-    /// Resident kilobytes of this process's mappings of the file at `path` (`/proc/self/smaps`).
-    private func residentKB(of path: String) throws -> Int {
-        let text = try String(contentsOfFile: "/proc/self/smaps", encoding: .utf8)
-        var inside = false, total = 0
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if let first = fields.first, first.contains("-"), first.allSatisfy({ $0.isHexDigit || $0 == "-" }) {
-                inside = fields.count >= 6 && fields.last.map(String.init) == path
-            } else if inside, fields.first == "Rss:", fields.count >= 2, let kb = Int(fields[1]) {
-                total += kb
-            }
-        }
-        return total
-    }
-
-    func testReleasedIndexPagesLeaveTheResidentSetAndReadBackTheSamePostings() throws {
-        let (path, _) = try catalogWithReferences(ids)
-        let catalog = try Catalog(path: path, readOnly: true)
-        _ = try catalog.loadIndex()
-        let index = try catalog.loadIndex().postings
-        XCTAssertTrue(index.isMapped)
-        let realPath = URL(fileURLWithPath: path + ".index").resolvingSymlinksInPath().path
-        // Reading every bucket makes the whole file resident (MADV_RANDOM: no read-ahead beyond it).
-        let start = Array(index.start), entries = Array(index.entries)
-        let fileKB = Int(try FileManager.default.attributesOfItem(atPath: realPath)[.size] as! UInt64) / 1024
-        XCTAssertGreaterThan(fileKB, 4096)   // bucket boundaries alone: 4 MB
-        XCTAssertGreaterThan(try residentKB(of: realPath), fileKB / 2)
-        // The first half of the buckets released: about half of the boundaries and postings leave.
-        let half = (index.start.count - 1) / 2
-        index.releaseResidentPages(hashes: 0 ..< half)
-        let afterHalf = try residentKB(of: realPath)
-        XCTAssertLessThan(afterHalf, fileKB * 3 / 4)
-        XCTAssertGreaterThan(afterHalf, fileKB / 4)
-        // All of them: only the pages that also hold the header or other sections stay.
-        index.releaseResidentPages(hashes: 0 ..< index.start.count - 1)
-        XCTAssertLessThan(try residentKB(of: realPath), fileKB / 4)
-        // Out-of-range and empty ranges are ignored; the postings read back unchanged.
-        index.releaseResidentPages(hashes: 5 ..< 5)
-        index.releaseResidentPages(hashes: 0 ..< index.start.count + 10)
-        XCTAssertEqual(Array(index.start), start)
-        XCTAssertEqual(Array(index.entries), entries)
-    }
-
     /// Flips bytes of the index file at `path` from `offset` on, every `step` bytes, `count` times.
     private func damage(_ path: String, from offset: Int, step: Int, count: Int) throws {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
