@@ -12,6 +12,7 @@ func loadMatcher(_ args: ParsedArguments) throws -> Matcher {
 }
 
 func runIdentify(_ args: ParsedArguments) throws -> Int32 {
+    keepFreedMemoryForReuse()
     let format = args.value("format") ?? "text"
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)

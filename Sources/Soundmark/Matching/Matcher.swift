@@ -189,25 +189,35 @@ public final class Matcher {
     /// reference counts once, so rhythm alone does not make a match.
     private func votes(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, only reference: Int? = nil) -> [(key: UInt64, count: Int32)] {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-        var keys: [UInt64] = []
-        keys.reserveCapacity(landmarks.count * 4)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
         let referenceCount = UInt64(index.references.count)
+        // The buckets to read first (hash, scaled query frame, postings), then every posting's
+        // key written once into an array of their total size (no growing and copying).
+        var buckets: [(hash: UInt64, q: Int, lo: Int, hi: Int)] = []
+        buckets.reserveCapacity(landmarks.count)
+        var total = 0
         index.postings.start.withUnsafeBufferPointer { start in
             for l in landmarks {
                 guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
                 let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                 if hi - lo > options.maxBucket || hi == lo { continue }
-                index.postings.withPostings(lo..<hi) { entries in
+                buckets.append((UInt64(h), Int((Double(l.anchorFrame) * c.timeScale).rounded()), lo, hi))
+                total += hi - lo
+            }
+        }
+        var keys = [UInt64](unsafeUninitializedCapacity: total) { out, written in
+            written = 0
+            for b in buckets {
+                index.postings.withPostings(b.lo..<b.hi) { entries in
                     let range = reference.map { PostingIndex.run(of: $0, in: entries, 0, entries.count) } ?? 0..<entries.count
-                    let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
                     for e in range {
                         let entry = entries[e]
                         let ref = entry >> 32
-                        let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
+                        let off = Int(entry & 0xFFFF_FFFF) - b.q + Matcher.offsetBias
                         // (A posting of no reference can only come from a damaged index file.)
                         guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
-                        keys.append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | UInt64(h))
+                        out[written] = (ref << Matcher.offsetBits | UInt64(off)) << hashBits | b.hash
+                        written += 1
                     }
                 }
             }
@@ -295,7 +305,7 @@ public final class Matcher {
     /// ``votes(_:_:only:)`` for one reference from its looked-up postings (the same runs).
     private func votes(_ runs: ReferenceRuns, _ c: SpeedCandidate) -> [(key: UInt64, count: Int32)] {
         var keys: [UInt64] = []
-        keys.reserveCapacity(runs.landmarks.count * 2)
+        keys.reserveCapacity(runs.ranges.reduce(0) { $0 + $1.count })
         let offsetLimit = 1 << Matcher.offsetBits
         let referenceCount = UInt64(index.references.count)
         for i in runs.landmarks.indices {
