@@ -229,19 +229,25 @@ public final class Matcher {
     /// runs `(key without the hash, number of distinct hashes)`.
     private static func runs(sorting keys: inout [UInt64]) -> [(key: UInt64, count: Int32)] {
         let hashBits = Matcher.hashBits
-        radixSort(&keys)
+        // Grouped by (reference, offset) only; the hashes of a group are then ordered to count
+        // the distinct ones (most groups hold one or two keys).
+        radixSort(&keys, ignoringBitsBelow: Int(hashBits))
         var runs: [(key: UInt64, count: Int32)] = []
-        var i = 0
-        while i < keys.count {
-            let key = keys[i] >> hashBits
-            var distinct: Int32 = 1
-            var j = i + 1
-            while j < keys.count && keys[j] >> hashBits == key {
-                if keys[j] != keys[j - 1] { distinct += 1 }
-                j += 1
+        keys.withUnsafeMutableBufferPointer { k in
+            var i = 0
+            while i < k.count {
+                let key = k[i] >> hashBits
+                var j = i + 1
+                while j < k.count && k[j] >> hashBits == key { j += 1 }
+                var distinct: Int32 = 1
+                if j - i > 1 {
+                    var group = UnsafeMutableBufferPointer(rebasing: k[i..<j])
+                    group.sort()
+                    for t in (i + 1)..<j where k[t] != k[t - 1] { distinct += 1 }
+                }
+                runs.append((key, distinct))
+                i = j
             }
-            runs.append((key, distinct))
-            i = j
         }
         return runs
     }
