@@ -6,12 +6,11 @@ import Soundmark
 /// (``Matcher/sameRecording(as:)``).
 ///
 /// The catalog's index is loaded once, on the first check; references added during the run
-/// are kept in a small in-memory index beside it.
+/// that have the checked file's length are put in a small in-memory index beside it.
 final class DuplicateCheck {
     private let catalog: Catalog
     private var stored: Matcher?
     private var added: [(MediaItem, Signature)] = []
-    private var addedMatcher: Matcher?
 
     /// A check over `catalog`.
     init(catalog: Catalog) { self.catalog = catalog }
@@ -20,9 +19,12 @@ final class DuplicateCheck {
     /// - Throws: what ``Catalog/loadIndex()`` throws.
     func duplicate(of signature: Signature, id: String) throws -> String? {
         if stored == nil { stored = Matcher(index: try catalog.loadIndex()) }
-        if addedMatcher == nil && !added.isEmpty {
-            addedMatcher = Matcher(index: CatalogIndex(configuration: catalog.configuration, items: added))
-        }
+        // Of the references added during this run only those of the same length can hold the
+        // same recording (see Matcher.sameRecording): indexing just those keeps the check
+        // cheap however many files the run adds.
+        let tolerance = max(1, 0.01 * signature.duration)
+        let sameLength = added.filter { abs($0.1.duration - signature.duration) <= tolerance }
+        let addedMatcher = sameLength.isEmpty ? nil : Matcher(index: CatalogIndex(configuration: catalog.configuration, items: sameLength))
         for matcher in [stored, addedMatcher].compactMap({ $0 }) {
             if let hit = matcher.sameRecording(as: signature), matcher.index.references[hit.referenceIndex].item.id != id {
                 return matcher.index.references[hit.referenceIndex].item.id
@@ -34,7 +36,6 @@ final class DuplicateCheck {
     /// Records a reference stored during this run so later files are checked against it.
     func didAdd(_ signature: Signature, as item: MediaItem) {
         added.append((item, signature))
-        addedMatcher = nil
     }
 }
 

@@ -12,6 +12,7 @@ func loadMatcher(_ args: ParsedArguments) throws -> Matcher {
 }
 
 func runIdentify(_ args: ParsedArguments) throws -> Int32 {
+    keepFreedMemoryForReuse()
     let format = args.value("format") ?? "text"
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
     let matcher = try loadMatcher(args)
@@ -171,26 +172,26 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
 
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
-/// Decodes and scans a recording; returns the segments, the recording's playback duration in
-/// seconds and the decoder (for its streams). `onSamples` and `onAudio` see every decoded chunk (mono, the
-/// fingerprint's rate), e.g. for the library's digest and a marker detector.
-/// The chunks of a decoder, decoded on a thread of their own up to `depth` chunks ahead of the
-/// reader (a bounded queue: memory stays flat however long the recording is).
-final class ChunkPipe: @unchecked Sendable {
+/// Items made on a thread of their own (decoded and fingerprinted chunks of a recording) up to
+/// `depth` items ahead of the reader (a bounded queue: memory stays flat however long the
+/// recording is). `produce` runs on that thread until it returns `nil` or throws.
+final class ChunkPipe<Item>: @unchecked Sendable {
     private let condition = NSCondition()
-    private var queue: [AudioChunk] = []
+    private var queue: [Item] = []
     private var finished = false
     private var failure: Error?
     private var stopped = false
     private let depth: Int
+    private let produce: () throws -> Item?
 
-    init(_ decoder: MediaDecoder, depth: Int = 8) {
+    init(depth: Int = 8, produce: @escaping () throws -> Item?) {
         self.depth = depth
+        self.produce = produce
         let thread = Thread { [self] in
             while true {
-                let item: AudioChunk?
+                let item: Item?
                 do {
-                    item = try decoder.nextChunk()
+                    item = try self.produce()
                 } catch {
                     condition.lock(); failure = error; finished = true; condition.broadcast(); condition.unlock()
                     return
@@ -207,8 +208,8 @@ final class ChunkPipe: @unchecked Sendable {
         thread.start()
     }
 
-    /// The next chunk, `nil` at the end; rethrows the decoder's error where it happened.
-    func next() throws -> AudioChunk? {
+    /// The next item, `nil` at the end; rethrows the producer's error where it happened.
+    func next() throws -> Item? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && !finished { condition.wait() }
@@ -225,6 +226,16 @@ final class ChunkPipe: @unchecked Sendable {
     }
 }
 
+/// A chunk of a recording with the landmarks its samples completed (`samples` `nil`: the
+/// landmarks left at the end of the stream).
+struct FingerprintedChunk {
+    var samples: [Float]?
+    var landmarks: [Landmark]
+}
+
+/// Decodes and scans a recording; returns the segments, the recording's playback duration in
+/// seconds and the decoder (for its streams). `onSamples` and `onAudio` see every decoded chunk (mono, the
+/// fingerprint's rate), e.g. for the library's digest and a marker detector.
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                    onAudio: (([Float]) -> Void)? = nil,
@@ -237,16 +248,27 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
-    // Decoding runs on its own thread, a few chunks ahead of the analysis on this one.
-    let chunks = ChunkPipe(decoder)
+    // Decoding and fingerprinting run on their own thread, a few chunks ahead of the matching
+    // on this one (the same landmarks in the same order: the result does not change).
+    var ended = false
+    let chunks = ChunkPipe<FingerprintedChunk> {
+        guard !ended else { return nil }
+        var landmarks: [Landmark] = []
+        guard let chunk = try decoder.nextChunk() else {
+            ended = true
+            generator.finish { landmarks.append($0) }
+            return FingerprintedChunk(samples: nil, landmarks: landmarks)
+        }
+        chunk.samples.withUnsafeBufferPointer { generator.append($0) { landmarks.append($0) } }
+        return FingerprintedChunk(samples: chunk.samples, landmarks: landmarks)
+    }
     var analysed = 0.0
     while let chunk = try chunks.next() {
-        chunk.samples.withUnsafeBufferPointer { p in
-            onSamples?(p)
-            generator.append(p) { scanner.consume($0) }
-        }
-        onAudio?(chunk.samples)
-        analysed += Double(chunk.samples.count)
+        scanner.consume(chunk.landmarks)
+        guard let samples = chunk.samples else { continue }
+        samples.withUnsafeBufferPointer { onSamples?($0) }
+        onAudio?(samples)
+        analysed += Double(samples.count)
         // Let the index pages read so far leave the resident set every 10 minutes of audio:
         // scan memory stays bounded whatever the catalog's size (they stay in the page cache).
         if analysed >= 600 * Double(index.configuration.sampleRate) {
@@ -254,7 +276,6 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
             index.postings.releaseResidentPages()
         }
     }
-    generator.finish { scanner.consume($0) }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
     // Segments end with the audio (the samples analysed, silence for a late start included).
     let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
@@ -469,7 +490,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
-    Each recording is decoded on one thread and analysed on another. Several recordings are scanned
+    Each recording is decoded and fingerprinted on one thread and matched on another. Several recordings are scanned
     --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one
     object per line); a recording that fails is reported and the others go on (exit 1 when some failed or
     nothing was found anywhere, 2 when all failed).

@@ -68,6 +68,26 @@ final class ParallelCLITests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("--jobs takes a whole number"), bad.stderr)
     }
 
+    func testACopyAddedInTheSameRunIsADuplicateOfTheFileBeforeIt() throws {
+        // The duplicate check looks only at references of the same length: a re-encoding added
+        // later in the same batch (nothing stored before it) is still found, with any --jobs;
+        // a cut of the same audio (another length) is added.
+        let knolls = "\(references)/wesnoth-knolls.ogg"
+        let copy = path("knolls-copy.mp3"), cut = path("knolls-cut.wav")
+        for (arguments, output) in [(["-i", knolls, "-b:a", "128k"], copy), (["-ss", "5", "-i", knolls], cut)] {
+            let r = try run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-y"] + arguments + [output])
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        for jobs in ["1", "2"] {
+            let db = path("dups-\(jobs).db")
+            let r = try soundmark("catalog", "add", "--jobs", jobs, "--catalog", db, "\(references)/wesnoth-battle.ogg", knolls, copy, cut)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stderr.contains("soundmark: \(copy): skipped, the same recording as 'wesnoth-knolls' (use --allow-duplicates to add it as 'knolls-copy')"), r.stderr)
+            let ids = try soundmark("catalog", "list", "--catalog", db).stdout.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+            XCTAssertEqual(ids, ["knolls-cut", "wesnoth-battle", "wesnoth-knolls"], "--jobs \(jobs)")
+        }
+    }
+
     func testIdentifyMatchesSeveralClipsInOneProcessInArgumentOrder() throws {
         let catalog = path("c.db")
         XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, references).status, 0)

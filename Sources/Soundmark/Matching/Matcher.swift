@@ -189,44 +189,158 @@ public final class Matcher {
     /// reference counts once, so rhythm alone does not make a match.
     private func votes(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, only reference: Int? = nil) -> [(key: UInt64, count: Int32)] {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-        var keys: [UInt64] = []
-        keys.reserveCapacity(landmarks.count * 4)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
         let referenceCount = UInt64(index.references.count)
+        // The buckets to read first (hash, scaled query frame, postings), then every posting's
+        // key written once into an array of their total size (no growing and copying).
+        var buckets: [(hash: UInt64, q: Int, lo: Int, hi: Int)] = []
+        buckets.reserveCapacity(landmarks.count)
+        var total = 0
         index.postings.start.withUnsafeBufferPointer { start in
             for l in landmarks {
                 guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
                 let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                 if hi - lo > options.maxBucket || hi == lo { continue }
-                index.postings.withPostings(lo..<hi) { entries in
+                buckets.append((UInt64(h), Int((Double(l.anchorFrame) * c.timeScale).rounded()), lo, hi))
+                total += hi - lo
+            }
+        }
+        var keys = [UInt64](unsafeUninitializedCapacity: total) { out, written in
+            written = 0
+            for b in buckets {
+                index.postings.withPostings(b.lo..<b.hi) { entries in
                     let range = reference.map { PostingIndex.run(of: $0, in: entries, 0, entries.count) } ?? 0..<entries.count
-                    let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
                     for e in range {
                         let entry = entries[e]
                         let ref = entry >> 32
-                        let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
+                        let off = Int(entry & 0xFFFF_FFFF) - b.q + Matcher.offsetBias
                         // (A posting of no reference can only come from a damaged index file.)
                         guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
-                        keys.append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | UInt64(h))
+                        out[written] = (ref << Matcher.offsetBits | UInt64(off)) << hashBits | b.hash
+                        written += 1
                     }
                 }
             }
         }
-        radixSort(&keys)
+        return Matcher.runs(sorting: &keys)
+    }
+
+    /// Sorts vote keys (`(referenceIndex << 25 | offset + 2^24) << 21 | hash`) and turns them into
+    /// runs `(key without the hash, number of distinct hashes)`.
+    private static func runs(sorting keys: inout [UInt64]) -> [(key: UInt64, count: Int32)] {
+        let hashBits = Matcher.hashBits
+        // Grouped by (reference, offset) only; the hashes of a group are then ordered to count
+        // the distinct ones (most groups hold one or two keys).
+        radixSort(&keys, ignoringBitsBelow: Int(hashBits))
         var runs: [(key: UInt64, count: Int32)] = []
-        var i = 0
-        while i < keys.count {
-            let key = keys[i] >> hashBits
-            var distinct: Int32 = 1
-            var j = i + 1
-            while j < keys.count && keys[j] >> hashBits == key {
-                if keys[j] != keys[j - 1] { distinct += 1 }
-                j += 1
+        keys.withUnsafeMutableBufferPointer { k in
+            var i = 0
+            while i < k.count {
+                let key = k[i] >> hashBits
+                var j = i + 1
+                while j < k.count && k[j] >> hashBits == key { j += 1 }
+                var distinct: Int32 = 1
+                if j - i > 1 {
+                    var group = UnsafeMutableBufferPointer(rebasing: k[i..<j])
+                    group.sort()
+                    for t in (i + 1)..<j where k[t] != k[t - 1] { distinct += 1 }
+                }
+                runs.append((key, distinct))
+                i = j
             }
-            runs.append((key, distinct))
-            i = j
         }
         return runs
+    }
+
+    /// One reference's postings for a query's landmarks at one speed: each landmark whose hash
+    /// has a bucket of at most ``MatchOptions/maxBucket`` postings holding some of the
+    /// reference's, with its hash and the range of those postings in the index's entries.
+    /// Voting for one reference, the repeat search and the line check read the same postings
+    /// from it instead of looking every landmark up again (one lookup per landmark, not one per
+    /// landmark and use).
+    private struct ReferenceRuns {
+        var landmarks: [LandmarkHasher.Prepared] = []
+        var hashes: [UInt32] = []
+        var ranges: [Range<Int>] = []
+    }
+
+    /// The last lookup of each landmark (its hash and the reference's postings in that bucket):
+    /// the fine speed steps of ``refine(_:reference:around:count:offset:)`` mostly give a
+    /// landmark the hash of the step before, whose bucket is then not searched again.
+    private struct LookupMemo {
+        var hashes: [UInt32]
+        var ranges: [Range<Int>]
+        init(count: Int) {
+            hashes = [UInt32](repeating: .max, count: count)
+            ranges = [Range<Int>](repeating: 0..<0, count: count)
+        }
+    }
+
+    /// Looks `landmarks` up at speed `c` for `reference` only (see ``ReferenceRuns``), reusing
+    /// and updating `memo`'s lookups when given.
+    private func referenceRuns(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int,
+                               memo: inout LookupMemo?) -> ReferenceRuns {
+        let shift = hasher.logShift(frequencyScale: c.frequencyScale)
+        var result = ReferenceRuns()
+        index.postings.start.withUnsafeBufferPointer { start in
+            for (i, l) in landmarks.enumerated() {
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                let range: Range<Int>
+                if let memo, memo.hashes[i] == h {
+                    range = memo.ranges[i]
+                } else {
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    if hi - lo > options.maxBucket || hi == lo {
+                        range = 0..<0
+                    } else {
+                        let run = index.postings.withPostings(lo..<hi) { PostingIndex.run(of: reference, in: $0, 0, $0.count) }
+                        range = (lo + run.lowerBound)..<(lo + run.upperBound)
+                    }
+                    memo?.hashes[i] = h
+                    memo?.ranges[i] = range
+                }
+                guard !range.isEmpty else { continue }
+                result.landmarks.append(l)
+                result.hashes.append(h)
+                result.ranges.append(range)
+            }
+        }
+        return result
+    }
+
+    /// ``votes(_:_:only:)`` for one reference from its looked-up postings (the same runs).
+    private func votes(_ runs: ReferenceRuns, _ c: SpeedCandidate) -> [(key: UInt64, count: Int32)] {
+        var keys: [UInt64] = []
+        keys.reserveCapacity(runs.ranges.reduce(0) { $0 + $1.count })
+        let offsetLimit = 1 << Matcher.offsetBits
+        let referenceCount = UInt64(index.references.count)
+        for i in runs.landmarks.indices {
+            let h = UInt64(runs.hashes[i])
+            let q = Int((Double(runs.landmarks[i].anchorFrame) * c.timeScale).rounded())
+            index.postings.withPostings(runs.ranges[i]) { entries in
+                for entry in entries {
+                    let ref = entry >> 32
+                    let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
+                    guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
+                    keys.append((ref << Matcher.offsetBits | UInt64(off)) << Matcher.hashBits | h)
+                }
+            }
+        }
+        return Matcher.runs(sorting: &keys)
+    }
+
+    /// ``alignedFrames(_:_:reference:offset:)`` from a reference's looked-up postings.
+    private func alignedFrames(_ runs: ReferenceRuns, _ c: SpeedCandidate, offset: Int) -> [Int] {
+        var frames: [Int] = []
+        for i in runs.landmarks.indices {
+            let l = runs.landmarks[i]
+            let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+            let agreed = index.postings.withPostings(runs.ranges[i]) { entries in
+                entries.contains { abs(Int($0 & 0xFFFF_FFFF) - q - offset) <= 1 }
+            }
+            if agreed { frames.append(Int(l.anchorFrame)) }
+        }
+        return frames
     }
 
     /// Counts of the runs one frame before and after vote run `i` (0 where there is none).
@@ -320,9 +434,11 @@ public final class Matcher {
             let (ref, b) = shortlisted[i]
             var results: [MatchCandidate] = []
             let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
-            // This reference's votes at the refined speed, once per framing: the repeat search
-            // and every copy's recount read them.
-            let framingRuns = framings.map { votes($0, refined.speed, only: ref) }
+            // This reference's postings and votes at the refined speed, once per framing: the
+            // repeat search, every copy's recount and its line check read them.
+            var noMemo: LookupMemo? = nil
+            let lookups = framings.map { referenceRuns($0, refined.speed, reference: ref, memo: &noMemo) }
+            let framingRuns = lookups.map { votes($0, refined.speed) }
             // A reference that repeats the passage matches it again elsewhere: each repeat is a
             // match of its own, ranked by its own count.
             var offsets = [(offset: refined.offset, count: refined.count)]
@@ -338,7 +454,7 @@ public final class Matcher {
                 var m = recount(MatchCandidate(referenceIndex: ref, offsetFrames: Double(o.offset), speed: refined.speed,
                                                alignedCount: o.count, queryCount: query.count, confidence: 0),
                                 framingRuns: framingRuns)
-                m.significance = lineSignificance(m, framings: framings, queryFrames: queryFrames, chance: chance)
+                m.significance = lineSignificance(m, lookups: lookups, queryFrames: queryFrames, chance: chance)
                 m.confidence = min(Matcher.confidence(aligned: m.alignedCount, background: ownBackground),
                                    Matcher.confidence(significance: m.significance))
                 if m.confidence >= options.threshold { results.append(m) }
@@ -503,7 +619,8 @@ public final class Matcher {
     /// The line check of a match: on every framing, the slots of the query (``slotFrames`` long,
     /// counted where the alignment overlaps the reference) holding an aligned landmark, scored
     /// with ``significance(occupied:slots:chancePerSlot:trials:)``; the best framing's score.
-    private func lineSignificance(_ m: MatchCandidate, framings: [[LandmarkHasher.Prepared]], queryFrames: Int,
+    /// `lookups[f]` are the reference's postings for framing `f`'s landmarks at the match's speed.
+    private func lineSignificance(_ m: MatchCandidate, lookups: [ReferenceRuns], queryFrames: Int,
                                   chance: (perSlot: Double, trials: Double)) -> Double {
         let referenceFrames = index.references[m.referenceIndex].duration / index.configuration.hopDuration
         let slotCount = (queryFrames + Matcher.slotFrames - 1) / Matcher.slotFrames
@@ -512,11 +629,11 @@ public final class Matcher {
             let r = m.offsetFrames + m.speed.timeScale * (Double(slot) + 0.5) * Double(Matcher.slotFrames)
             return r >= 0 && r <= referenceFrames
         }.count
-        let n = Double(framings.count)
+        let n = Double(lookups.count)
         var best = -Double.infinity
-        for (f, landmarks) in framings.enumerated() {
+        for (f, runs) in lookups.enumerated() {
             let expected = Int((m.offsetFrames + Double(f) / n * m.speed.timeScale).rounded())
-            let occupied = Set(alignedFrames(landmarks, m.speed, reference: m.referenceIndex, offset: expected)
+            let occupied = Set(alignedFrames(runs, m.speed, offset: expected)
                 .map { $0 / Matcher.slotFrames }).count
             best = max(best, Matcher.significance(occupied: occupied, slots: max(inside, occupied), chancePerSlot: chance.perSlot,
                                                   trials: chance.trials))
@@ -576,10 +693,11 @@ public final class Matcher {
         var tried = [(step: 0, speed: c, offset: offset, count: count)]
         let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
         let pitchOnly = c.timeScale == 1 && c.frequencyScale != 1
+        var memo: LookupMemo? = LookupMemo(count: landmarks.count)
         for i in -10...10 where i != 0 {
             let d = Double(i) * 0.001
             let s = SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
-            if let b = bestPerReference(votes(landmarks, s, only: reference))[reference] {
+            if let b = bestPerReference(votes(referenceRuns(landmarks, s, reference: reference, memo: &memo), s))[reference] {
                 tried.append((i, s, b.offset, b.count))
             }
         }
@@ -608,9 +726,14 @@ extension Matcher {
         let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
         let slotCount = max(1, (Int(landmarks.map(\.anchorFrame).max() ?? 0) + Matcher.slotFrames) / Matcher.slotFrames)
         var best: (referenceIndex: Int, coverage: Double)?
-        for (ref, b) in bestPerReference(votes(landmarks, unit)) where abs(b.offset) <= 2 {
-            let other = index.references[ref].duration
-            guard abs(other - signature.duration) <= max(1, 0.01 * signature.duration) else { continue }
+        // Only references of the same length can hold the same recording: each is voted for on
+        // its own (the same votes as over the whole catalog), so the check costs nothing when
+        // no reference has this length, whatever the catalog's size.
+        let sameLength = index.references.indices.filter {
+            abs(index.references[$0].duration - signature.duration) <= max(1, 0.01 * signature.duration)
+        }
+        for ref in sameLength {
+            guard let b = bestPerReference(votes(landmarks, unit, only: ref))[ref], abs(b.offset) <= 2 else { continue }
             let occupied = Set(alignedFrames(landmarks, unit, reference: ref, offset: b.offset).map { $0 / Matcher.slotFrames }).count
             let coverage = Double(occupied) / Double(slotCount)
             if coverage >= Matcher.duplicateCoverage, coverage > (best?.coverage ?? 0) { best = (ref, coverage) }

@@ -48,3 +48,53 @@ func radixSort(_ keys: inout [UInt64]) {
         }
     }
 }
+
+/// Orders `keys` ascending by their bits from `lowBit` up (`0 ..< 64`), ignoring the bits below:
+/// keys equal from `lowBit` up end up next to each other in no particular order. A
+/// least-significant-digit radix sort with 11-bit digits over those bits only (a digit that is
+/// the same in every key is skipped): vote keys are grouped by (reference, offset) in 4 passes
+/// instead of the 7–8 a sort of all 64 bits takes (see `Matcher.runs(sorting:)`).
+func radixSort(_ keys: inout [UInt64], ignoringBitsBelow lowBit: Int) {
+    let n = keys.count
+    guard n > 64, lowBit > 0, lowBit < 64 else { keys.sort(); return }
+    let digitBits = 11, radix = 1 << 11
+    let passes = (64 - lowBit + digitBits - 1) / digitBits
+    var counts = [Int](repeating: 0, count: passes * radix)
+    keys.withUnsafeBufferPointer { k in
+        counts.withUnsafeMutableBufferPointer { c in
+            for key in k {
+                var v = key >> UInt64(lowBit)
+                for d in 0..<passes {
+                    c[d &* radix &+ Int(v & UInt64(radix - 1))] &+= 1
+                    v >>= UInt64(digitBits)
+                }
+            }
+        }
+    }
+    var scratch = [UInt64](repeating: 0, count: n)
+    var sourceIsKeys = true
+    var offsets = [Int](repeating: 0, count: radix)
+    for d in 0..<passes {
+        let base = d * radix, shift = UInt64(lowBit + digitBits * d), mask = UInt64(radix - 1)
+        // A digit every key shares does not reorder anything (both buffers hold the same keys).
+        let first = sourceIsKeys ? keys[0] : scratch[0]
+        if counts[base + Int((first >> shift) & mask)] == n { continue }
+        var sum = 0
+        for b in 0..<radix { offsets[b] = sum; sum += counts[base + b] }
+        keys.withUnsafeMutableBufferPointer { k in
+            scratch.withUnsafeMutableBufferPointer { s in
+                offsets.withUnsafeMutableBufferPointer { o in
+                    let (from, to) = sourceIsKeys ? (k, s) : (s, k)
+                    for i in 0..<n {
+                        let v = from[i]
+                        let b = Int((v >> shift) & mask)
+                        to[o[b]] = v
+                        o[b] &+= 1
+                    }
+                }
+            }
+        }
+        sourceIsKeys.toggle()
+    }
+    if !sourceIsKeys { keys = scratch }
+}

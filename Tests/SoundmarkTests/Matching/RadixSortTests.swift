@@ -17,4 +17,22 @@ final class RadixSortTests: XCTestCase {
             }
         }
     }
+
+    func testOrderingByTheHighBitsKeepsEveryKeyAndOrdersTheHighBits() {
+        var generator = SystemRandomNumberGenerator()
+        for n in [0, 1, 5, 64, 65, 1000, 50_000] {
+            // Vote keys: (reference << 25 | offset) << 21 | hash, with repeated (reference, offset).
+            let voteKeys = (0..<n).map { _ in
+                (UInt64.random(in: 0..<130, using: &generator) << 25 | UInt64.random(in: (1 << 24) - 50 ..< (1 << 24) + 50, using: &generator)) << 21
+                    | UInt64.random(in: 0..<(1 << 21), using: &generator)
+            }
+            let full = (0..<n).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) }
+            for (input, low) in [(voteKeys, 21), (full, 21), (full, 1), (full, 63), (voteKeys, 0)] {
+                var keys = input
+                radixSort(&keys, ignoringBitsBelow: low)
+                XCTAssertEqual(keys.map { $0 >> UInt64(low) }, input.map { $0 >> UInt64(low) }.sorted(), "n = \(n), low = \(low)")
+                XCTAssertEqual(keys.sorted(), input.sorted(), "n = \(n), low = \(low)")
+            }
+        }
+    }
 }
