@@ -79,7 +79,7 @@ let markerCommands: [CommandSpec] = [
                 """,
                 options: [OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
                           OptionSpec(name: "speed-search", value: nil,
-                                     help: "also try speed changes of ±0.5…2.5 % (pitch and tempo together) where nothing decodes: up to 11 times slower on unmarked audio, false-payload bound 11·2^-24 per window"),
+                                     help: "search speed changes up to ±5 % (pitch and tempo together) instead of the default ±2.5 %: slower, same false-payload bound"),
                           streamOption, languageOption, verboseStreamOption],
                 positional: 1...1, run: runMarkerDetect),
 ]

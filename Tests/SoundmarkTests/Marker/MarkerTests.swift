@@ -88,20 +88,25 @@ final class MarkerTests: XCTestCase {
         XCTAssertEqual(MarkerDetector().detect(samples: audio), [])
     }
 
-    /// A 2 % speed change (pitch and tempo) is read only with the speed search.
-    func testSpeedSearch() {
-        let audio = Self.music(seconds: 8, seed: 5) // one window: the search is slow in a debug build
+    /// Speed changes (pitch and tempo together) up to ±2.5 % are read by default, also between
+    /// the coarse steps of the search; ±4 % only with the wider search.
+    func testSpeedChanges() {
+        let audio = Self.music(seconds: 8, seed: 5) // one window
         let marked = zip(audio, MarkerEmbedder(payload: 77).mark(for: audio)).map { $0 + $1 }
-        for speed in [1.02, 0.98] {
+        func played(_ speed: Double) -> [Float] {
             // Played `speed` times fast: output sample n is input sample n · speed.
             let count = Int(Double(marked.count - 1) / speed)
-            let played = (0..<count).map { n -> Float in
+            return (0..<count).map { n -> Float in
                 let x = Double(n) * speed, i = Int(x), f = Float(x - Double(i))
                 return marked[i] + f * (marked[min(i + 1, marked.count - 1)] - marked[i])
             }
-            XCTAssertEqual(MarkerDetector().detect(samples: played), [], "\(speed)")
-            XCTAssertEqual(MarkerDetector(speedSearch: true).detect(samples: played).map(\.payload), [77], "\(speed)")
         }
+        for speed in [1.02, 0.98, 1.013, 0.9935] {
+            XCTAssertEqual(MarkerDetector().detect(samples: played(speed)).map(\.payload), [77], "\(speed)")
+        }
+        XCTAssertEqual(MarkerDetector().detect(samples: played(1.04)), [])
+        XCTAssertEqual(MarkerDetector(speedSearch: true).detect(samples: played(1.04)).map(\.payload), [77])
+        XCTAssertEqual(MarkerDetector().detect(samples: audio), [])
         XCTAssertEqual(MarkerDetector(speedSearch: true).detect(samples: audio), [])
     }
 
