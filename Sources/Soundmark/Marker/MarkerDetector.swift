@@ -253,6 +253,8 @@ public final class MarkerDetector {
 
     // Working storage of one window (reused).
     private var pairLogs: [Float] = []   // sub-frame × stored bin: log power of the bin and the next one
+    private var pairWeights: [Float] = [] // sub-frame × stored bin: estimated share of the pair's power above stationary noise
+    private var weights: [Float] = []
     private var subframes = 0
     private var logs: [Float] = []
     private var folded: [Float] = []
@@ -285,6 +287,27 @@ public final class MarkerDetector {
                 for i in 0..<width { out[j * width + i] = logf(power[i] + power[i + 1] + floor) }
             }
         }
+        // Stationary noise per bin pair: the 10th percentile of its log power over every 8th
+        // sub-frame, plus 0.63 (a pair of noise bins has a Gamma(2) power whose 10th percentile is
+        // 0.53 × its mean). A pair's weight is its power's share over that noise, P / (P + N).
+        if pairWeights.count < subframes * width { pairWeights = [Float](repeating: 0, count: subframes * width) }
+        var noise = [Float](repeating: 0, count: width)
+        var column: [Float] = []
+        column.reserveCapacity((subframes + 7) / 8)
+        let count = subframes
+        pairLogs.withUnsafeBufferPointer { l in
+            for i in 0..<width {
+                column.removeAll(keepingCapacity: true)
+                for j in stride(from: 0, to: count, by: 8) { column.append(l[j * width + i]) }
+                column.sort()
+                noise[i] = column[column.count / 10] + 0.63
+            }
+            pairWeights.withUnsafeMutableBufferPointer { w in
+                for j in 0..<count {
+                    for i in 0..<width { w[j * width + i] = 1 / (1 + expf(noise[i] - l[j * width + i])) }
+                }
+            }
+        }
         return true
     }
 
@@ -304,26 +327,41 @@ public final class MarkerDetector {
             lower[c] = k
             fraction[c] = Float(min(1, max(0, x - Double(k))))
         }
-        if logs.count < frames * cells { logs = [Float](repeating: 0, count: frames * cells) }
+        if logs.count < frames * cells { logs = [Float](repeating: 0, count: frames * cells); weights = logs }
+        if folded.count != blockFrames * cells { folded = [Float](repeating: 0, count: blockFrames * cells) }
+        // Local buffers (no exclusivity checks on the class's arrays inside the loops).
+        var logs: [Float] = [], weights: [Float] = [], folded: [Float] = []
+        swap(&logs, &self.logs); swap(&weights, &self.weights); swap(&folded, &self.folded)
+        defer { swap(&logs, &self.logs); swap(&weights, &self.weights); swap(&folded, &self.folded) }
         pairLogs.withUnsafeBufferPointer { p in
-            for t in 0..<frames {
-                let row = (a.grid + Int((Double(t) * perFrame).rounded())) * stored
-                for c in 0..<cells {
-                    let k = row + lower[c]
-                    logs[t * cells + c] = p[k] + fraction[c] * (p[k + 1] - p[k])
+            pairWeights.withUnsafeBufferPointer { w in
+                logs.withUnsafeMutableBufferPointer { l in
+                    weights.withUnsafeMutableBufferPointer { g in
+                        for t in 0..<frames {
+                            let row = (a.grid + Int((Double(t) * perFrame).rounded())) * stored
+                            for c in 0..<cells {
+                                let k = row + lower[c], f = fraction[c]
+                                l[t * cells + c] = p[k] + f * (p[k + 1] - p[k])
+                                g[t * cells + c] = w[k] + f * (w[k + 1] - w[k])
+                            }
+                        }
+                    }
                 }
             }
         }
-        // Cell differences against the frames 32 ms before and after, clipped, folded modulo the block.
-        if folded.count != blockFrames * cells { folded = [Float](repeating: 0, count: blockFrames * cells) }
-        for i in folded.indices { folded[i] = 0 }
+        // Cell differences against the frames 32 ms before and after, clipped, weighted by the
+        // cell's share of power over stationary noise in those frames, folded modulo the block.
         logs.withUnsafeBufferPointer { l in
-            folded.withUnsafeMutableBufferPointer { f in
-                for t in 2..<(frames - 2) {
-                    let q = (t % blockFrames) * cells
-                    for c in 0..<cells {
-                        let v = l[t * cells + c] - 0.5 * (l[(t - 2) * cells + c] + l[(t + 2) * cells + c])
-                        f[q + c] += min(3, max(-3, v))
+            weights.withUnsafeBufferPointer { w in
+                folded.withUnsafeMutableBufferPointer { f in
+                    for i in 0..<f.count { f[i] = 0 }
+                    for t in 2..<(frames - 2) {
+                        let q = (t % blockFrames) * cells
+                        for c in 0..<cells {
+                            let v = l[t * cells + c] - 0.5 * (l[(t - 2) * cells + c] + l[(t + 2) * cells + c])
+                            let g = 0.5 * (w[(t - 2) * cells + c] + w[(t + 2) * cells + c])
+                            f[q + c] += g * min(3, max(-3, v))
+                        }
                     }
                 }
             }
