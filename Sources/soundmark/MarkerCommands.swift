@@ -74,12 +74,13 @@ let markerCommands: [CommandSpec] = [
                 Every payload found, with the stretch of the media (playback time) whose 10 s windows decoded it and a
                 confidence (share of coded bits agreeing: 0.5 chance, 1 all). Nothing is printed for unmarked audio:
                 a window reports a false payload with probability at most 2^-24 (CRC-24 of the one candidate decoded).
+                Speed changes up to ±2.5 % (pitch and tempo together) are searched in every window (±5 % with --speed-search).
                 JSON: {"source":…,"markers":[{"payload":n,"start":s,"end":s,"confidence":c,"windows":n}]}.
                 Exit code 0 when a payload was found, 1 when none, 2 on error.
                 """,
                 options: [OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
                           OptionSpec(name: "speed-search", value: nil,
-                                     help: "also try speed changes of ±0.5…2.5 % (pitch and tempo together) where nothing decodes: up to 11 times slower on unmarked audio, false-payload bound 11·2^-24 per window"),
+                                     help: "search speed changes up to ±5 % (pitch and tempo together) instead of the default ±2.5 %: slower, same false-payload bound"),
                           streamOption, languageOption, verboseStreamOption],
                 positional: 1...1, run: runMarkerDetect),
 ]

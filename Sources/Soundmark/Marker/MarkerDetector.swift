@@ -22,15 +22,22 @@ public struct MarkerDetection: Sendable, Equatable {
 ///
 /// The audio is cut into windows of ``windowSeconds`` (10 s) every ``hopSeconds`` (5 s); the last
 /// window is aligned to the end, and audio shorter than a window is one window if it holds at
-/// least ``minimumSeconds``. In each window the short-time spectrum is taken on 8 frame grids
-/// 2 ms apart; each cell's log power minus the mean of the same cell two frames (32 ms) before
-/// and after (the audio's own slow changes cancel) is clipped to ±3 and folded modulo the
-/// block (320 frames), so a window of two blocks adds each cell twice. *Synchronisation*: for
-/// every grid and each of the 320 block phases, the folded sync cells are correlated with their
-/// chips and normalised (z-score: about N(0, 1) for unmarked audio). The best grid and phase, if
-/// its z reaches ``syncThreshold``, is the only candidate of the window: its data cells give the
-/// 186 soft coded bits, Viterbi decodes them and the payload is reported only if its CRC-24
-/// matches.
+/// least ``minimumSeconds``. In each window the short-time spectrum is taken once on every
+/// sub-frame (frames every eighth of a hop, 2 ms apart), as the log power of each pair of
+/// adjacent bins. An *alignment* is a playback speed and a frame grid: the marker's frame `t`
+/// is read from the sub-frame nearest `grid + 8t / speed` and its cell `c` at bin
+/// `(16 + 2c) · speed` (log powers interpolated between bins), so a speed change (pitch and
+/// tempo together) is undone in the spectrum without resampling. Each cell's log power minus the
+/// mean of the same cell two frames (32 ms) before and after (the audio's own slow changes
+/// cancel) is clipped to ±3 and folded modulo the block (320 frames), so a window of two blocks
+/// adds each cell twice. *Synchronisation*: for each alignment the folded sync cells are
+/// correlated with their chips at all 320 block phases at once (``MarkerSync``, by FFT) and
+/// normalised (z-score: about N(0, 1) for unmarked audio). Alignments searched: the audio's own
+/// speed on all 8 grids; every 0.5 % up to ±2.5 % (``defaultSpeedRange``; ±5 % with
+/// `speedSearch`) on grids 0 and 4; around the best of those, if its z reaches
+/// ``refineThreshold``, the other grids and ±0.25 %. The best alignment and phase, if its z
+/// reaches ``syncThreshold``, is the only candidate of the window: its data cells give the 186
+/// soft coded bits, Viterbi decodes them and the payload is reported only if its CRC-24 matches.
 ///
 /// **False detections.** One Viterbi decoding per window, accepted only on a CRC-24 match: for
 /// unmarked audio the decoded 56 bits are as good as random with respect to the CRC, so a window
@@ -49,6 +56,9 @@ public final class MarkerDetector {
     public static let minimumSeconds = 5.5
     /// Normalised sync correlation a window's best candidate needs before it is decoded.
     public static let syncThreshold: Float = 4.5
+    /// Sync z-score of the best coarse alignment at another speed below which it is not refined
+    /// (a mark found within a quarter step of a coarse speed keeps most of its correlation).
+    static let refineThreshold: Float = 3.6
     /// Frame grids tried per hop (offsets of 2 ms).
     static let grids = 8
 
@@ -64,22 +74,31 @@ public final class MarkerDetector {
     private var nextStart = 0
     private var lastEnd = 0
 
-    /// Creates a detector for audio at `sampleRate` Hz: 16000 (``MarkerLayout/sampleRate``) or 8000.
-    /// Speed changes tried, besides none, when a window decodes nothing (see ``init(sampleRate:speedSearch:)``).
+    /// Speed changes tried besides none, coarsely (then refined around the best): see ``init(sampleRate:speedSearch:)``.
     public let speeds: [Double]
+    private let wideSearch: Bool
 
-    /// The speeds of ``init(sampleRate:speedSearch:)``'s search: ±2.5 % in 0.5 % steps.
-    public static let searchSpeeds: [Double] = [0.995, 1.005, 0.99, 1.01, 0.985, 1.015, 0.98, 1.02, 0.975, 1.025]
+    /// Step of the coarse speed search (0.5 %); the best is refined by half a step either side.
+    static let speedStep = 0.005
+    /// Largest speed change searched by default (±2.5 %) and with `speedSearch` (±5 %).
+    public static let defaultSpeedRange = 0.025, widerSpeedRange = 0.05
+
+    /// The coarse speeds searched up to `range` (e.g. 0.995, 1.005, 0.99 …), nearest first.
+    static func searchSpeeds(upTo range: Double) -> [Double] {
+        let steps = Int((range / speedStep).rounded())
+        return (1...max(1, steps)).flatMap { [1 - Double($0) * speedStep, 1 + Double($0) * speedStep] }
+    }
 
     /// Creates a detector for audio at `sampleRate` Hz: 16000 (``MarkerLayout/sampleRate``) or 8000.
-    /// - Parameter speedSearch: when a window decodes nothing at its own speed, also try it played
-    ///   back at each of ``searchSpeeds`` (a record or tape sped up or slowed down by up to 2.5 %,
-    ///   pitch and tempo together): up to 11 decodings per window instead of one, so the false-payload
-    ///   bound becomes 11 · 2⁻²⁴ per window and unmarked audio takes 11 times the analysis. Default off.
+    /// - Parameter speedSearch: search speed changes up to ±5 % (pitch and tempo together) instead of
+    ///   the default ±2.5 %. Either way every window is searched at each speed (0.5 % steps, the best
+    ///   refined to 0.25 %) and only the best alignment is decoded, so the false-payload bound stays
+    ///   2⁻²⁴ per window; the wider search costs more time per window.
     public init(sampleRate: Int = MarkerLayout.sampleRate, speedSearch: Bool = false) {
         precondition(sampleRate == 16_000 || sampleRate == 8_000, "MarkerDetector: 16000 or 8000 Hz")
         self.sampleRate = sampleRate
-        speeds = speedSearch ? Self.searchSpeeds : []
+        wideSearch = speedSearch
+        speeds = Self.searchSpeeds(upTo: speedSearch ? Self.widerSpeedRange : Self.defaultSpeedRange)
         frameLength = MarkerLayout.frameLength * sampleRate / MarkerLayout.sampleRate
         hopLength = frameLength / 2
         transform = MarkerTransform(n: frameLength)
@@ -97,7 +116,7 @@ public final class MarkerDetector {
     /// Finds the payloads in `samples` (sample 0 at time `origin` seconds).
     /// - Returns: one detection per run of consecutive windows that decoded the same payload, in time order.
     public func detect(samples: [Float], origin: Double = 0) -> [MarkerDetection] {
-        let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: !speeds.isEmpty)
+        let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: wideSearch)
         var windows = detector.consume(samples)
         windows += detector.finish()
         return Self.merge(windows).map { d in
@@ -112,7 +131,7 @@ public final class MarkerDetector {
     /// - Returns: as ``detect(samples:origin:)``, times on the media's playback time line.
     /// - Throws: decoding errors from `decoder`.
     public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
-        let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: !speeds.isEmpty)
+        let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: wideSearch)
         var windows: [MarkerDetection] = []
         while let chunk = try decoder.nextChunk() { windows += detector.consume(chunk.samples) }
         windows += detector.finish()
@@ -180,88 +199,41 @@ public final class MarkerDetector {
         }
     }
 
-    /// ``analyse(_:)`` at the audio's own speed, then, while nothing decodes, at each of ``speeds``.
-    func analyseSearchingSpeed(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
-        let plain = analyse(samples)
-        guard plain.payload == nil, !speeds.isEmpty else { return plain }
-        var resampled: [Float] = []
-        for speed in speeds {
-            // Audio played `speed` times fast: sample n of the original is at n / speed.
-            let count = Int(Double(samples.count - 1) * speed)
-            resampled = [Float](repeating: 0, count: count)
-            for n in 0..<count {
-                let x = Double(n) / speed
-                let i = Int(x), f = Float(x - Double(i))
-                resampled[n] = samples[i] + f * (samples[min(i + 1, samples.count - 1)] - samples[i])
-            }
-            let result = resampled.withUnsafeBufferPointer { analyse($0) }
-            if result.payload != nil { return result }
-        }
-        return plain
+
+    /// One candidate alignment of the received audio with the marker's frame grid.
+    struct Alignment: Equatable {
+        /// Playback speed tried (received = original played `speed` times fast).
+        var speed: Double
+        /// Sub-frame offset of frame 0 (0 ..< ``grids``, in eighths of a hop).
+        var grid: Int
     }
 
-    /// Analyses one window of audio.
-    func analyse(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
-        let n = frameLength, hop = hopLength
-        let cells = MarkerLayout.cellsPerFrame, width = MarkerLayout.cellWidth, first = MarkerLayout.firstBin
-        let blockFrames = MarkerLayout.blockFrames
-        let step = hop / Self.grids
-        var best: (z: Float, grid: Int, phase: Int) = (-.infinity, 0, 0)
+    /// Analyses one window: its short-time spectrum on every sub-frame (eighth of a hop), then
+    /// the sync search over speeds, frame grids and block phases, and one decoding of the best.
+    func analyseSearchingSpeed(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
+        guard prepare(samples) else { return WindowResult(payload: nil, z: 0, confidence: 0) }
+        var best: (z: Float, phase: Int, alignment: Alignment) = (-.infinity, 0, Alignment(speed: 1, grid: 0))
         var bestFolded: [Float] = []
-        var logs: [Float] = []
-        var folded = [Float](repeating: 0, count: blockFrames * cells)
-        for grid in 0..<Self.grids {
-            let frames = samples.count >= grid * step + n ? (samples.count - grid * step - n) / hop + 1 : 0
-            guard frames >= blockFrames + 4 else { continue }
-            // Log power per cell and frame.
-            logs = [Float](repeating: 0, count: frames * cells)
-            for t in 0..<frames {
-                transform.analyse(samples, start: grid * step + t * hop)
-                let s = transform.spectrum
-                var sum: Float = 0
-                for c in 0..<cells {
-                    var p: Float = 0
-                    for b in 0..<width {
-                        let k = first + c * width + b
-                        p += s[2 * k] * s[2 * k] + s[2 * k + 1] * s[2 * k + 1]
-                    }
-                    logs[t * cells + c] = p
-                    sum += p
-                }
-                let floor = sum / Float(cells) * 1e-3 + 1e-12
-                for c in 0..<cells { logs[t * cells + c] = logf(logs[t * cells + c] + floor) }
-            }
-            // Cell differences against the frames 32 ms before and after, folded modulo the block.
-            for i in folded.indices { folded[i] = 0 }
-            for t in 2..<(frames - 2) {
-                let q = t % blockFrames
-                for c in 0..<cells {
-                    let v = logs[t * cells + c] - 0.5 * (logs[(t - 2) * cells + c] + logs[(t + 2) * cells + c])
-                    folded[q * cells + c] += min(3, max(-3, v))
-                }
-            }
-            // Sync: correlation with the chips at every block phase.
-            let chips = MarkerLayout.chips
-            for phase in 0..<blockFrames {
-                var score: Float = 0, energy: Float = 0
-                for q0 in 0..<blockFrames {
-                    let q = (q0 + phase) % blockFrames
-                    var c = (4 - q & 3) & 3
-                    while c < cells {
-                        let w = folded[q0 * cells + c]
-                        score += w * chips[q * cells + c]
-                        energy += w * w
-                        c += 4
-                    }
-                }
-                let z = energy > 0 ? score / energy.squareRoot() : 0
-                if z > best.z {
-                    best = (z, grid, phase)
-                    bestFolded = folded
+        func attempt(_ a: Alignment) {
+            guard let (phase, z) = fold(a), z > best.z else { return }
+            best = (z, phase, a)
+            bestFolded = folded
+        }
+        // Own speed on every grid; the other speeds coarsely (grids 0 and 4), then around the best.
+        for grid in 0..<Self.grids { attempt(Alignment(speed: 1, grid: grid)) }
+        if !speeds.isEmpty {
+            for speed in speeds { for grid in stride(from: 0, to: Self.grids, by: Self.grids / 2) { attempt(Alignment(speed: speed, grid: grid)) } }
+            let coarse = best.alignment
+            if coarse.speed != 1 && best.z >= Self.refineThreshold {
+                for grid in 0..<Self.grids where grid % (Self.grids / 2) != 0 { attempt(Alignment(speed: coarse.speed, grid: grid)) }
+                let fine = best.alignment
+                for ds in [-Self.speedStep / 2, Self.speedStep / 2] {
+                    for dg in -1...1 { attempt(Alignment(speed: fine.speed + ds, grid: (fine.grid + dg + Self.grids) % Self.grids)) }
                 }
             }
         }
         guard best.z >= Self.syncThreshold else { return WindowResult(payload: nil, z: max(best.z, 0), confidence: 0) }
+        let cells = MarkerLayout.cellsPerFrame, blockFrames = MarkerLayout.blockFrames
         var soft = [Float](repeating: 0, count: MarkerLayout.codedBits)
         for q0 in 0..<blockFrames {
             let q = (q0 + best.phase) % blockFrames
@@ -274,5 +246,126 @@ public final class MarkerDetector {
         let coded = MarkerCode.encode(payload: payload)
         let agree = zip(coded, soft).filter { ($1 > 0) == $0 }.count
         return WindowResult(payload: payload, z: best.z, confidence: Double(agree) / Double(coded.count))
+    }
+
+    /// Bins kept of each sub-frame's spectrum: the marked band and room for ±5 % of speed.
+    static let storedBins = 14 ..< 136
+
+    // Working storage of one window (reused).
+    private var pairLogs: [Float] = []   // sub-frame × stored bin: log power of the bin and the next one
+    private var pairWeights: [Float] = [] // sub-frame × stored bin: estimated share of the pair's power above stationary noise
+    private var weights: [Float] = []
+    private var subframes = 0
+    private var logs: [Float] = []
+    private var folded: [Float] = []
+    private lazy var sync = MarkerSync()
+
+    /// The log power of every pair of adjacent bins (a cell's width) of every sub-frame of the
+    /// window (frames of ``frameLength`` every eighth of a hop), over a floor 30 dB under the
+    /// sub-frame's mean band power.
+    /// - Returns: false when the window is too short for a block.
+    private func prepare(_ samples: UnsafeBufferPointer<Float>) -> Bool {
+        let n = frameLength, sub = hopLength / Self.grids
+        subframes = samples.count >= n ? (samples.count - n) / sub + 1 : 0
+        guard subframes >= (MarkerLayout.blockFrames + 5) * Self.grids else { return false }
+        let lo = Self.storedBins.lowerBound, width = Self.storedBins.count, top = n / 2 // bins above Nyquist stay 0
+        let band = MarkerLayout.firstBin ..< MarkerLayout.firstBin + MarkerLayout.cellsPerFrame * MarkerLayout.cellWidth
+        if pairLogs.count < subframes * width { pairLogs = [Float](repeating: 0, count: subframes * width) }
+        var power = [Float](repeating: 0, count: width + 1)
+        pairLogs.withUnsafeMutableBufferPointer { out in
+            for j in 0..<subframes {
+                transform.analyse(samples, start: j * sub)
+                let s = transform.spectrum
+                var sum: Float = 0
+                for i in 0..<width {
+                    let k = lo + i
+                    let p = k <= top ? s[2 * k] * s[2 * k] + s[2 * k + 1] * s[2 * k + 1] : 0
+                    power[i] = p
+                    if band.contains(k) { sum += p }
+                }
+                let floor = sum / Float(band.count / MarkerLayout.cellWidth) * 1e-3 + 1e-12
+                for i in 0..<width { out[j * width + i] = logf(power[i] + power[i + 1] + floor) }
+            }
+        }
+        // Stationary noise per bin pair: the 10th percentile of its log power over every 8th
+        // sub-frame, plus 0.63 (a pair of noise bins has a Gamma(2) power whose 10th percentile is
+        // 0.53 × its mean). A pair's weight is its power's share over that noise, P / (P + N).
+        if pairWeights.count < subframes * width { pairWeights = [Float](repeating: 0, count: subframes * width) }
+        var noise = [Float](repeating: 0, count: width)
+        var column: [Float] = []
+        column.reserveCapacity((subframes + 7) / 8)
+        let count = subframes
+        pairLogs.withUnsafeBufferPointer { l in
+            for i in 0..<width {
+                column.removeAll(keepingCapacity: true)
+                for j in stride(from: 0, to: count, by: 8) { column.append(l[j * width + i]) }
+                column.sort()
+                noise[i] = column[column.count / 10] + 0.63
+            }
+            pairWeights.withUnsafeMutableBufferPointer { w in
+                for j in 0..<count {
+                    for i in 0..<width { w[j * width + i] = 1 / (1 + expf(noise[i] - l[j * width + i])) }
+                }
+            }
+        }
+        return true
+    }
+
+    /// Cell values for alignment `a`, folded modulo the block into ``folded``, and the sync search.
+    /// - Returns: the best phase and its z-score, nil when the window is too short at this speed.
+    private func fold(_ a: Alignment) -> (phase: Int, z: Float)? {
+        let cells = MarkerLayout.cellsPerFrame, width = MarkerLayout.cellWidth, first = MarkerLayout.firstBin
+        let blockFrames = MarkerLayout.blockFrames, stored = Self.storedBins.count, lo = Self.storedBins.lowerBound
+        let perFrame = Double(Self.grids) / a.speed
+        let frames = Int((Double(subframes - 1 - a.grid) / perFrame).rounded(.down)) + 1
+        guard frames >= blockFrames + 4 else { return nil }
+        // Where each cell's first bin lands in the received spectrum (frequencies scale with the speed).
+        var lower = [Int](repeating: 0, count: cells), fraction = [Float](repeating: 0, count: cells)
+        for c in 0..<cells {
+            let x = Double(first + c * width) * a.speed - Double(lo)
+            let k = min(stored - 3, max(0, Int(x.rounded(.down))))
+            lower[c] = k
+            fraction[c] = Float(min(1, max(0, x - Double(k))))
+        }
+        if logs.count < frames * cells { logs = [Float](repeating: 0, count: frames * cells); weights = logs }
+        if folded.count != blockFrames * cells { folded = [Float](repeating: 0, count: blockFrames * cells) }
+        // Local buffers (no exclusivity checks on the class's arrays inside the loops).
+        var logs: [Float] = [], weights: [Float] = [], folded: [Float] = []
+        swap(&logs, &self.logs); swap(&weights, &self.weights); swap(&folded, &self.folded)
+        defer { swap(&logs, &self.logs); swap(&weights, &self.weights); swap(&folded, &self.folded) }
+        pairLogs.withUnsafeBufferPointer { p in
+            pairWeights.withUnsafeBufferPointer { w in
+                logs.withUnsafeMutableBufferPointer { l in
+                    weights.withUnsafeMutableBufferPointer { g in
+                        for t in 0..<frames {
+                            let row = (a.grid + Int((Double(t) * perFrame).rounded())) * stored
+                            for c in 0..<cells {
+                                let k = row + lower[c], f = fraction[c]
+                                l[t * cells + c] = p[k] + f * (p[k + 1] - p[k])
+                                g[t * cells + c] = w[k] + f * (w[k + 1] - w[k])
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Cell differences against the frames 32 ms before and after, clipped, weighted by the
+        // cell's share of power over stationary noise in those frames, folded modulo the block.
+        logs.withUnsafeBufferPointer { l in
+            weights.withUnsafeBufferPointer { w in
+                folded.withUnsafeMutableBufferPointer { f in
+                    for i in 0..<f.count { f[i] = 0 }
+                    for t in 2..<(frames - 2) {
+                        let q = (t % blockFrames) * cells
+                        for c in 0..<cells {
+                            let v = l[t * cells + c] - 0.5 * (l[(t - 2) * cells + c] + l[(t + 2) * cells + c])
+                            let g = 0.5 * (w[(t - 2) * cells + c] + w[(t + 2) * cells + c])
+                            f[q + c] += g * min(3, max(-3, v))
+                        }
+                    }
+                }
+            }
+        }
+        return folded.withUnsafeBufferPointer { sync.best($0) }
     }
 }
