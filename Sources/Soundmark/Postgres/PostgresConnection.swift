@@ -49,7 +49,7 @@ public struct PostgresLocation: Sendable, Equatable {
         self.uri = uri
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(uri, &error) else {
-            let why = error.map { oneLine(String(cString: $0)) } ?? "unparseable connection URI"
+            let why = error.map { PostgresLocation.scrubbed(oneLine(String(cString: $0)), uri: uri) } ?? "unparseable connection URI"
             if let error { PQfreemem(error) }
             throw SoundmarkError.catalogUnreadable(path: PostgresLocation.redacted(uri), reason: why)
         }
@@ -71,6 +71,28 @@ public struct PostgresLocation: Sendable, Equatable {
         let who = user.isEmpty ? "" : user + "@"
         let at = host.contains("/") ? "[socket \(host)]" : host
         return "postgresql://\(who)\(at)\(port.isEmpty ? "" : ":" + port)/\(database)"
+    }
+
+    /// libpq's `message` about `uri` with nothing of the URI in it: libpq quotes the URI or the
+    /// token it could not parse ("…"), which may be or hold the password, so quoted text is
+    /// dropped, and any remaining occurrence of the password is masked.
+    static func scrubbed(_ message: String, uri: String) -> String {
+        var text = ""
+        var quoted = false
+        for c in message {
+            if c == "\"" {
+                if !quoted { text += "\"…\"" }
+                quoted.toggle()
+            } else if !quoted {
+                text.append(c)
+            }
+        }
+        if let scheme = uri.range(of: "://"), let at = uri[scheme.upperBound...].lastIndex(of: "@"),
+           let colon = uri[scheme.upperBound..<at].firstIndex(of: ":") {
+            let password = String(uri[uri.index(after: colon)..<at])
+            if !password.isEmpty { text = text.replacingOccurrences(of: password, with: "***") }
+        }
+        return text
     }
 
     /// A URI with anything between `://` and `@` after a `:` (the password) and its query
@@ -170,7 +192,7 @@ public final class PostgresConnection {
         // A connection string is the URI; libpq reads PGPASSWORD and ~/.pgpass itself.
         handle = PQconnectdb(location.uri)
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
-            let why = handle.map { oneLine(String(cString: PQerrorMessage($0))) } ?? "out of memory"
+            let why = handle.map { PostgresLocation.scrubbed(oneLine(String(cString: PQerrorMessage($0))), uri: location.uri) } ?? "out of memory"
             PQfinish(handle)
             self.handle = nil
             throw PostgresFailure(message: "cannot connect: \(why)", sqlState: "", connectionLost: true)

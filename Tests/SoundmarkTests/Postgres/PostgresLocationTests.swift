@@ -28,6 +28,20 @@ final class PostgresLocationTests: XCTestCase {
         }
     }
 
+    /// A tester's examples: libpq's own parse errors quote the URI or the bad token, which
+    /// held the password.
+    func testLibpqParseErrorsNeverEchoThePassword() {
+        for uri in ["postgresql://sm:TOPSECRET@[::1/music", "postgresql://sm:TOP%SECRET@127.0.0.1:55432/music"] {
+            XCTAssertThrowsError(try PostgresLocation(uri)) { error in
+                let text = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+                XCTAssertFalse(text.contains("TOPSECRET") || text.contains("TOP%SECRET") || text.contains("SECRET"), text)
+                XCTAssertFalse(text.contains("\n"), text)
+            }
+        }
+        XCTAssertEqual(PostgresLocation.scrubbed("invalid percent-encoded token: \"TOP%SECRET\"", uri: "postgresql://sm:TOP%SECRET@h/db"),
+                       "invalid percent-encoded token: \"…\"")
+    }
+
     func testMessagesBecomeOneLine() {
         XCTAssertEqual(oneLine("FATAL:  role \"x\" does not exist\nDETAIL:  more\n"), "FATAL:  role \"x\" does not exist; DETAIL:  more")
     }
