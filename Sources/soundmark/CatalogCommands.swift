@@ -414,7 +414,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                     report(mine.item.id, outcome, mine.duration, input.path)
                     progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
                     continue
-                } else if let other = same.first {
+                } else if let other = same.first, !args.has("allow-duplicates") {
                     progress.finish()
                     report(explicitID ?? input.id, .duplicate(of: other.item.id), other.duration, input.path)
                     progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
@@ -450,7 +450,8 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             while outcome == nil {
                 do {
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
-                                                                source: source, replacingOtherAudio: replacing, file: stamp)
+                                                                source: source, replacingOtherAudio: replacing, file: stamp,
+                                                                allowingDuplicateAudio: args.has("allow-duplicates"))
                 } catch SoundmarkError.idInUse(_, let id, let other) {
                     // The same file with new content (edited since it was added): replace it.
                     if let other, let source, absolutePath(other) == absolutePath(source) {

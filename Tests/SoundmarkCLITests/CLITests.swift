@@ -429,6 +429,16 @@ final class CLITests: XCTestCase {
         let kept = try soundmark("catalog", "add", "--catalog", db, "--allow-duplicates", wav)
         XCTAssertEqual(kept.status, 0, kept.stderr)
         XCTAssertTrue(kept.stderr.contains("knolls48k: added 40.0 s"), kept.stderr)
+        // A tester's example: a byte-identical copy under an explicit id with --allow-duplicates
+        // was still "skipped (same audio as ...)".
+        let same = dir.appendingPathComponent("knolls-same.ogg").path
+        try FileManager.default.copyItem(atPath: knolls, toPath: same)
+        let plain = try soundmark("catalog", "add", "--catalog", db, "--id", "knolls-again", same)
+        XCTAssertTrue(plain.stderr.contains("skipped (same audio as 'wesnoth-knolls')"), plain.stderr)
+        let again = try soundmark("catalog", "add", "--catalog", db, "--allow-duplicates", "--id", "knolls-again", same)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("knolls-again: added 40.0 s"), again.stderr)
+        XCTAssertTrue(try soundmark("catalog", "list", "--catalog", db).stdout.contains("knolls-again\t"))
     }
 
     func testAnnotatingFromAnEmptyFileKeepsTheStoredAnnotations() throws {

@@ -250,7 +250,7 @@ public final class Catalog {
 
     /// Longest reference, in frames: 2^24 (74.6 h at the default 16 ms hop), the reach of
     /// identify's vote offsets. A longer signature is refused by
-    /// ``addReferenceSignature(_:representing:annotations:source:replacingOtherAudio:file:)``.
+    /// ``addReferenceSignature(_:representing:annotations:source:replacingOtherAudio:file:allowingDuplicateAudio:)``.
     /// Recordings that are scanned or monitored have no such limit.
     public static let maximumReferenceFrames = 1 << 24
 
@@ -261,6 +261,8 @@ public final class Catalog {
     ///   - item: metadata; `item.id` is the key.
     ///   - annotations: when not `nil`, replace the reference's annotations.
     ///   - source: the file it came from, kept for `catalog show`.
+    ///   - allowingDuplicateAudio: when `true`, audio already stored under another id is stored
+    ///     again under this one (`catalog add --allow-duplicates`); default `false`: ``AddOutcome/duplicate(of:)``.
     ///   - replacingOtherAudio: when `false`, an id already holding other audio is refused with
     ///     ``SoundmarkError/idInUse(path:id:source:)`` instead of replaced (default `true`).
     ///   - file: the stamp of the source file, stored so that re-adding it unchanged can be
@@ -275,7 +277,8 @@ public final class Catalog {
     @discardableResult
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
                                       annotations: [Annotation]? = nil, source: String? = nil,
-                                      replacingOtherAudio: Bool = true, file: FileStamp? = nil) throws -> AddOutcome {
+                                      replacingOtherAudio: Bool = true, file: FileStamp? = nil,
+                                      allowingDuplicateAudio: Bool = false) throws -> AddOutcome {
         guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
@@ -294,7 +297,7 @@ public final class Catalog {
                 let same = try db.prepare("SELECT id FROM reference WHERE audio_digest = ?").bind(digest)
                 var sameIDs: [String] = []
                 while try same.step() { sameIDs.append(same.string(0) ?? "") }
-                if !sameIDs.isEmpty && !sameIDs.contains(item.id) { return .duplicate(of: sameIDs[0]) }
+                if !sameIDs.isEmpty && !sameIDs.contains(item.id) && !allowingDuplicateAudio { return .duplicate(of: sameIDs[0]) }
                 let existing = try reference(id: item.id)
                 if let existing, sameIDs.contains(item.id) {
                     var changed = false
