@@ -33,6 +33,17 @@ func slug(_ text: String) -> String {
 }
 
 /// One media input of `catalog add`.
+/// Why `id` cannot be a reference id, or nil: empty (or only spaces), or holding a control
+/// character (a tab or line break would break `catalog list`'s tab-separated lines and the
+/// CSV and subtitle outputs that name references).
+func referenceIDProblem(_ id: String) -> String? {
+    if id.trimmingCharacters(in: .whitespaces).isEmpty { return "is empty" }
+    if id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        return "holds a control character (tab, line break…)"
+    }
+    return nil
+}
+
 struct MediaInput {
     /// The path as given or found by walking a folder (`-` for stdin, or a URL).
     var path: String
@@ -378,8 +389,8 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
         do {
             let row = rows[absolutePath(input.path)]
             let explicitID = args.value("id") ?? row?.id
-            if let id = explicitID, id.trimmingCharacters(in: .whitespaces).isEmpty {
-                throw CommandError(message: "\(input.path): the reference id is empty")
+            if let id = explicitID, let problem = referenceIDProblem(id) {
+                throw CommandError(message: "\(input.path): the reference id \(problem)")
             }
             var rowProperties = properties
             for (k, v) in row?.properties ?? [:] { rowProperties[k] = v }

@@ -66,8 +66,8 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
             for entry in entries {
                 let catalog = try openImportCatalog()
                 let id = args.value("id") ?? entry.id
-                guard !id.trimmingCharacters(in: .whitespaces).isEmpty else {
-                    throw SignatureReadError(message: "\(path): an entry has an empty id (give one with --id)")
+                if let problem = referenceIDProblem(id) {
+                    throw SignatureReadError(message: "\(path): an entry's id \(problem) (give one with --id)")
                 }
                 // A reference made from audio keeps its fingerprint: Shazam peaks alone would replace it.
                 if let existing = try catalog.reference(id: id), existing.postingCount > 0 {

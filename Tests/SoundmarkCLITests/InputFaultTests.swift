@@ -103,6 +103,21 @@ final class InputFaultTests: XCTestCase {
         assertOneLineError(try soundmark("catalog", "list", "--catalog", "b"), naming: "b: cannot read catalog: no such file")
     }
 
+    /// A tester's example: an id holding a tab or a line break was stored and broke the
+    /// tab-separated `catalog list`. It is refused; what is stored stays.
+    func testIDsWithControlCharactersAreRefused() throws {
+        let media = try tone("ctl.wav", seed: 7)
+        let catalog = path("ctl.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, "--id", "kept", media).status, 0)
+        for id in ["line1\nline2", "a\tb", "bell\u{7}"] {
+            let r = try soundmark("catalog", "add", "--catalog", catalog, "--allow-duplicates", "--id", id, media)
+            XCTAssertFalse(r.signalled, r.stderr)
+            XCTAssertNotEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stderr.contains("\(media): the reference id holds a control character"), r.stderr)
+        }
+        XCTAssertEqual(try ids(catalog), ["kept"])
+    }
+
     // MARK: - 2. timeline merge with huge times
 
     func testTimelineMergeRejectsOutOfRangeTimesWithFileAndLine() throws {
