@@ -97,15 +97,21 @@ func openQueue(_ uri: String) throws -> WorkQueue {
     }
 }
 
-/// `soundmark queue add`: enqueues recordings (files are stored as absolute paths, URLs as given).
+/// `soundmark queue add`: enqueues recordings (files are stored as absolute paths, a folder's media
+/// files as `catalog add` finds them, URLs as given).
 func runQueueAdd(_ args: ParsedArguments) throws -> Int32 {
     let uri = try queueLocation(args)
     let startTime = try args.value("start-time").map { try parseTimeArgument($0, option: "start-time") }
     var media: [String] = []
     for m in args.positional {
         if m.contains("://") { media.append(m); continue }
-        guard FileManager.default.fileExists(atPath: m) else { throw CommandError(message: "\(m): no such file") }
-        media.append(absolutePath(m))
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: m, isDirectory: &isDirectory) else { throw CommandError(message: "\(m): no such file") }
+        guard isDirectory.boolValue else { media.append(absolutePath(m)); continue }
+        // A folder: its media files, walked as `catalog add` walks one.
+        let found = expandInputs([m]).map { absolutePath($0.path) }
+        guard !found.isEmpty else { throw CommandError(message: "\(m): a folder with no media files") }
+        media += found
     }
     _ = try postgresCatalog(uri, create: false)  // the catalog must exist
     let ids = try openQueue(uri).enqueue(media, source: args.value("source"), startTime: startTime)

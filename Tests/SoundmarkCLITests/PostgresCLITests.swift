@@ -439,5 +439,21 @@ final class PostgresCLITests: XCTestCase {
         r = try run(["queue", "status", "--catalog", uri])
         XCTAssertTrue(r.out.contains("failed 1"), r.out)
         XCTAssertTrue(r.out.contains("bad.mp3"), r.out)
+        // A tester's example: a folder was queued as one job that failed ("is a directory").
+        // Its media files are queued; a folder without any is refused.
+        let folder = work.appendingPathComponent("incoming-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("day2"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: folder.appendingPathComponent("notes.txt"))
+        try FileManager.default.copyItem(atPath: bad, toPath: folder.appendingPathComponent("day1.mp3").path)
+        try FileManager.default.copyItem(atPath: bad, toPath: folder.appendingPathComponent("day2/late.wav").path)
+        r = try run(["queue", "add", "--catalog", uri, folder.path])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertEqual(r.out.split(separator: "\n").map { String($0.split(separator: "\t").last ?? "") }.sorted(),
+                       [folder.appendingPathComponent("day1.mp3").path, folder.appendingPathComponent("day2/late.wav").path])
+        let empty = work.appendingPathComponent("empty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        r = try run(["queue", "add", "--catalog", uri, empty.path])
+        XCTAssertEqual(r.status, 2, r.err)
+        XCTAssertTrue(r.err.contains("\(empty.path): a folder with no media files"), r.err)
     }
 }
