@@ -14,8 +14,12 @@ func displayingServers(_ message: String) -> String {
     postgresCatalogsLock.lock(); defer { postgresCatalogsLock.unlock() }
     var text = message
     for (path, display) in displayNames where text.contains(path) {
-        text = text.replacingOccurrences(of: path + ".index", with: display)
-            .replacingOccurrences(of: path, with: display)
+        // A cache that cannot be read is this machine's fault, not the server's: say which
+        // file it is (deleting it fetches the catalog again).
+        let unreadable = text.contains("cannot read catalog") || text.contains("not a soundmark catalog")
+        let name = unreadable && !path.contains("://") ? "\(display) (local cache \(path): delete it to fetch the catalog again)" : display
+        text = text.replacingOccurrences(of: path + ".index", with: name)
+            .replacingOccurrences(of: path, with: name)
     }
     return text
 }

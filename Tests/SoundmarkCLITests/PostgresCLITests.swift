@@ -267,6 +267,25 @@ final class PostgresCLITests: XCTestCase {
         r = try run(["catalog", "list", "--catalog", other])
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.err.contains("another fingerprint configuration"), r.err)
+        // A tester's example: a damaged local cache was reported as the server's fault.
+        let machine = work.appendingPathComponent("cache-damaged")
+        setenv("XDG_CACHE_HOME", machine.path, 1)
+        XCTAssertEqual(try run(["catalog", "list", "--catalog", empty.replacingOccurrences(of: "&password=hunter2", with: "")]).status, 2)
+        let fresh = try newDatabase()
+        XCTAssertEqual(try run(["catalog", "add", "--catalog", fresh, references + "/wesnoth-battle.ogg"]).status, 0)
+        let caches = try FileManager.default.contentsOfDirectory(atPath: machine.appendingPathComponent("soundmark").path)
+            .filter { $0.hasSuffix(".catalog") }
+        XCTAssertEqual(caches.count, 1, "\(caches)")
+        let cache = machine.appendingPathComponent("soundmark").appendingPathComponent(caches[0]).path
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: cache))
+        r = try run(["catalog", "list", "--catalog", fresh])
+        XCTAssertEqual(r.status, 2, r.err)
+        XCTAssertEqual(r.err.split(separator: "\n").count, 1, r.err)
+        XCTAssertTrue(r.err.contains("(local cache \(cache): delete it to fetch the catalog again)"), r.err)
+        try FileManager.default.removeItem(atPath: cache)
+        r = try run(["catalog", "list", "--catalog", fresh])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(r.out.hasPrefix("wesnoth-battle\t"), r.out)
     }
 
     func testHostileIdsAndTitlesAreStoredAsText() throws {
