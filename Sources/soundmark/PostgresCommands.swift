@@ -154,7 +154,8 @@ func runQueueResults(_ args: ParsedArguments) throws -> Int32 {
     return Exit.ok
 }
 
-/// `soundmark worker`: claims jobs and scans them until the queue is drained (or, with --wait, until SIGINT/SIGTERM).
+/// `soundmark worker`: claims jobs and scans them until the queue is drained (or, with --wait, until
+/// SIGINT/SIGTERM); a signal always lets the job in hand finish first.
 func runWorker(_ args: ParsedArguments) throws -> Int32 {
     let uri = try queueLocation(args)
     let threads = args.value("jobs") == nil ? 1 : try jobCount(args)
@@ -168,10 +169,10 @@ func runWorker(_ args: ParsedArguments) throws -> Int32 {
     let state = WorkerState(catalog: try pg.open(readOnly: true))
     let host = ProcessInfo.processInfo.hostName
     let tally = WorkerTally()
-    if wait {
-        signal(SIGINT) { _ in stopRequested = 1 }
-        signal(SIGTERM) { _ in stopRequested = 1 }
-    }
+    // SIGINT/SIGTERM: finish the job in hand (its results are written once), then stop,
+    // instead of leaving it claimed until its lease runs out.
+    signal(SIGINT) { _ in stopRequested = 1 }
+    signal(SIGTERM) { _ in stopRequested = 1 }
     let group = DispatchGroup()
     for t in 0..<threads {
         group.enter()

@@ -409,6 +409,21 @@ final class PostgresCLITests: XCTestCase {
         XCTAssertEqual(results.out.split(separator: "\n").count, media.count)
     }
 
+    /// A tester's example: SIGTERM to a worker without --wait killed it mid-job, and the job
+    /// stayed claimed until its lease ran out. The job in hand now finishes, once, and the
+    /// worker exits 0 without claiming another.
+    func testWorkerStoppedBySIGTERMFinishesTheJobInHand() throws {
+        let (uri, _) = try queuedScans()
+        let worker = try launch(["worker", "--catalog", uri, "--lease", "30"], name: "term")
+        try waitUntilRunning(uri, 1)
+        kill(worker.pid, SIGTERM)
+        XCTAssertEqual(worker.wait(), 0, output("term"))
+        XCTAssertEqual(try jobState(uri, 1).state, "done")
+        XCTAssertEqual(try jobState(uri, 1).attempts, 1)
+        XCTAssertEqual(try jobState(uri, 2).state, "pending")
+        XCTAssertEqual(try server.value(databaseName(uri), "SELECT count(*) FROM library_recording WHERE job_id = 1"), "1")
+    }
+
     func testWorkerKilledMidJobIsFinishedOnceByAnother() throws {
         let (uri, media) = try queuedScans()
         let first = try launch(["worker", "--catalog", uri, "--lease", "2"], name: "first")
