@@ -17,17 +17,7 @@ let sourceCount = args.count > 2 ? Int(args[2]) ?? 4 : 4
 let referenceCount = args.count > 3 ? Int(args[3]) ?? 500 : 500
 
 /// SplitMix64: a small deterministic generator.
-struct Generator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-var rng = Generator(state: 2026)
+var rng = SplitMix64(seed: 2026)
 // Zipf-like popularity: weight 1/(rank+1); cumulative table for sampling.
 let weights = (0..<referenceCount).map { 1.0 / Double($0 + 1) }
 var cumulative: [Double] = []

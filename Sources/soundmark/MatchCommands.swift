@@ -364,24 +364,12 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     if let target, let library, let digest = result.digest {
         try target.record(library, name: source, digest: digest, duration: duration, airings: airings, verbose: args.has("verbose"))
     }
-    let map = AlignmentMap(segments: segments, recordingDuration: duration)
-
     // Annotations of every reference found, mapped through the alignment map.
-    var mapped: [(id: String, cue: Cue)] = []
-    for ref in Set(segments.map(\.referenceIndex)).sorted() {
-        let id = index.references[ref].item.id
-        let annotations = try catalog.annotations(id: id)
-        guard !annotations.isEmpty else { continue }
-        let result = map.cues(for: annotations, referenceIndex: ref)
-        mapped += result.cues.map { (id, $0) }
-        if args.has("verbose") {
-            for a in result.dropped {
-                warn(String(format: "%@: annotation %.3f–%.3f s not aired, dropped: %@", id, a.start, a.end,
-                            a.text.replacingOccurrences(of: "\n", with: " / ")))
-            }
-        }
+    let mapped = try mappedAnnotations(segments, duration: duration, catalog: catalog, index: index) { id, a in
+        guard args.has("verbose") else { return }
+        warn(String(format: "%@: annotation %.3f–%.3f s not aired, dropped: %@", id, a.start, a.end,
+                    a.text.replacingOccurrences(of: "\n", with: " / ")))
     }
-    mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
     let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
     let cues = useAnnotations ? mapped.map(\.cue)
         : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline(titleFallback: $0.item.id)) }
@@ -451,14 +439,19 @@ func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: 
 
 /// The annotations of every reference found in `segments`, mapped into recording time through
 /// the segments' alignment map, ordered by start (what scan's cues and JSON report hold).
-func mappedAnnotations(_ segments: [Segment], duration: Double, catalog: Catalog, index: CatalogIndex) throws -> [(id: String, cue: Cue)] {
+/// `dropped(id, annotation)` receives each annotation of reference `id` that lies wholly in
+/// reference time that did not air.
+func mappedAnnotations(_ segments: [Segment], duration: Double, catalog: Catalog, index: CatalogIndex,
+                       dropped: (String, Annotation) -> Void = { _, _ in }) throws -> [(id: String, cue: Cue)] {
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
     var mapped: [(id: String, cue: Cue)] = []
     for ref in Set(segments.map(\.referenceIndex)).sorted() {
         let id = index.references[ref].item.id
         let annotations = try catalog.annotations(id: id)
         guard !annotations.isEmpty else { continue }
-        mapped += map.cues(for: annotations, referenceIndex: ref).cues.map { (id, $0) }
+        let result = map.cues(for: annotations, referenceIndex: ref)
+        mapped += result.cues.map { (id, $0) }
+        for a in result.dropped { dropped(id, a) }
     }
     mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
     return mapped

@@ -24,23 +24,12 @@ final class CLITests: XCTestCase {
 
     // MARK: - helpers
 
-    private struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var signalled: Bool
-        /// stderr split into lines (a final newline does not start another line).
-        var stderrLines: [Substring] {
-            guard !stderr.isEmpty else { return [] }
-            return Array(stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stderr.hasSuffix("\n") ? 1 : 0))
-        }
-    }
+    private typealias Result = CLISupport.Run
 
     private func binary() throws -> String { try CLISupport.soundmarkBinary() }
 
     private func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let r = try CLISupport.run(executable, arguments, in: Self.workDirectory)
-        return Result(status: r.status, stdout: r.stdout, stderr: r.stderr, signalled: r.signalled)
+        try CLISupport.run(executable, arguments, in: Self.workDirectory)
     }
 
     private func soundmark(_ arguments: String...) throws -> Result {

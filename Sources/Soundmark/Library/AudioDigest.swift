@@ -13,17 +13,7 @@ public struct AudioDigest: Sendable {
 
     /// Adds samples.
     public mutating func append(_ samples: UnsafeBufferPointer<Float>) {
-        var a = self.a, b = self.b
-        for s in samples {
-            let v = UInt64(s.bitPattern)
-            a = (a ^ v) &* 0x0000_0100_0000_01B3
-            a ^= a >> 29
-            b = (b &+ v &+ 0x632B_E59B_D9B4_E019) &* 0xFF51_AFD7_ED55_8CCD
-            b ^= b >> 33
-        }
-        self.a = a
-        self.b = b
-        sampleCount += samples.count
+        absorb(samples) { UInt64($0.bitPattern) }
     }
 
     /// Adds samples.
@@ -33,9 +23,15 @@ public struct AudioDigest: Sendable {
 
     /// Adds bytes (an imported event file: its digest is of its content).
     public mutating func append(bytes: [UInt8]) {
+        absorb(bytes) { UInt64($0) }
+    }
+
+    /// Mixes each of `values` (as the 64-bit word `word` gives) into both lanes and counts them.
+    @inline(__always)
+    private mutating func absorb<C: Collection>(_ values: C, _ word: (C.Element) -> UInt64) {
         var a = self.a, b = self.b
-        for byte in bytes {
-            let v = UInt64(byte)
+        for value in values {
+            let v = word(value)
             a = (a ^ v) &* 0x0000_0100_0000_01B3
             a ^= a >> 29
             b = (b &+ v &+ 0x632B_E59B_D9B4_E019) &* 0xFF51_AFD7_ED55_8CCD
@@ -43,7 +39,7 @@ public struct AudioDigest: Sendable {
         }
         self.a = a
         self.b = b
-        sampleCount += bytes.count
+        sampleCount += values.count
     }
 
     /// The digest: 32 lowercase hex digits (both lanes, finalised with the length).

@@ -171,11 +171,16 @@ enum MarkerCode {
     }
 }
 
-/// SplitMix64: a small deterministic generator for the marker's fixed pseudo-random layout.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",
+/// OOPSLA 2014): a small deterministic generator of 64-bit words. It draws the marker's fixed
+/// pseudo-random layout, and gives tests and simulations repeatable random input.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    /// The generator's state; the same seed always gives the same sequence.
+    public var state: UInt64
+    /// Creates a generator whose sequence is fixed by `seed` (any value, 0 included).
+    public init(seed: UInt64) { state = seed }
+    /// The next 64-bit word of the sequence.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

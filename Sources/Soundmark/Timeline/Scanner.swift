@@ -279,9 +279,10 @@ public final class Scanner {
         }
         detect(windowStart: windowStart, windowEnd: windowEnd)
         for i in open.indices where !open[i].peakStartDecided {
-            if let decided = peakStart(open[i]) {
-                open[i].peakStart = decided.start
-                open[i].peakStartDecided = true
+            switch peakStart(open[i]) {
+            case .undecided: break
+            case .stays: open[i].peakStartDecided = true
+            case .moves(let frame): open[i].peakStart = frame; open[i].peakStartDecided = true
             }
         }
         if onEvent != nil { announce() }
@@ -574,6 +575,12 @@ public final class Scanner {
         return n == 0
     }
 
+    /// Whether silence (``silent(from:to:)``, ``silenceFrames`` long) ends ``silenceMargin``
+    /// frames before recording frame `frame`: a stretch starting there follows silence.
+    private func silentBefore(_ frame: Int) -> Bool {
+        silent(from: frame - Scanner.silenceMargin - Scanner.silenceFrames, to: frame - Scanner.silenceMargin)
+    }
+
     /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:)``):
     /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
     /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
@@ -583,9 +590,7 @@ public final class Scanner {
         let onLine = s.head.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.head).map(\.x).sorted()
         let starts = Scanner.distinct(all)
-        let silentBefore = { (p: Int32) in
-            self.silent(from: Int(p) - Scanner.silenceMargin - Scanner.silenceFrames, to: Int(p) - Scanner.silenceMargin)
-        }
+        let silentBefore = { (p: Int32) in self.silentBefore(Int(p)) }
         let first = starts[edge(starts, silentBefore: silentBefore)]
         // After silence there is no crossfade to trim.
         if silentBefore(first) { return Int(first) }
@@ -701,37 +706,24 @@ public final class Scanner {
         return max(0, min(known, reached))
     }
 
-    /// Whether the recording holds no landmark anchored in the 4-frame bins that overlap
-    /// frames `from ..< to`, inside the recording and still known (``landmarkCount(at:frames:)``).
-    /// `false` outside the recording or where the counts are no longer known.
-    private func recordingSilent(from: Int, to: Int) -> Bool {
-        let known = recordingEnd.map { Int(($0 / hop).rounded(.down)) } ?? clockFrame
-        guard from >= 0, to <= known, to > from else { return false }
-        let b = Scanner.landmarkBinFrames
-        let first = from - from % b, last = (to + b - 1) / b * b
-        guard let n = landmarkCount(at: Int32(first), frames: last - first) else { return false }
-        return n == 0
-    }
-
     /// The start of segment `s` moved later by its single peaks (``PeakEdge/later(_:inside:chance:)``):
     /// the reference's peaks over the first second from the start found from hits are checked
-    /// against the recording's, and those of the next 2 s give the stretch's rate. `nil` when
-    /// the start stays, follows silence, or the landmark history does not cover it.
-    private func peakStart(_ s: OpenSegment) -> (start: Double?, Void)? {
-        let undecided: (start: Double?, Void)? = nil, stays: (start: Double?, Void)? = (nil, ())
-        guard let first = history.first?.anchorFrame, let latest = history.last?.anchorFrame else { return undecided }
+    /// against the recording's, and those of the next 2 s give the stretch's rate. The start
+    /// stays when it follows silence or the single peaks do not show chance; it is undecided
+    /// while the landmark history does not yet cover 3 s after it.
+    private func peakStart(_ s: OpenSegment) -> PeakStart {
+        guard let first = history.first?.anchorFrame, let latest = history.last?.anchorFrame else { return .undecided }
         let edge = startFrame(s)
         let line = s.line
-        guard line.slope > 0.5 else { return stays }
-        let silentBefore = silent(from: edge - Scanner.silenceMargin - Scanner.silenceFrames, to: edge - Scanner.silenceMargin)
-        guard !silentBefore else { return stays }
+        guard line.slope > 0.5 else { return .stays }
+        guard !silentBefore(edge) else { return .stays }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
         let margin = Int(PeakEdge.chanceShifts.map(abs).max() ?? 0) + 2
         let lo = Int(first) + margin, hi = Int(latest) - margin
         let second = Int(1 / hop)
-        guard edge >= lo else { return stays }
-        guard edge + 3 * second <= hi else { return undecided }
+        guard edge >= lo else { return .stays }
+        guard edge + 3 * second <= hi else { return .undecided }
         let reference = referencePeaks(s.ref)
         let recording = PeakEdge.recordingPeaks(history, logShift: logShifts[s.candidate])
         func checks(_ from: Int, _ to: Int, shift: Double = 0) -> [PeakEdge.Check] {
@@ -745,14 +737,24 @@ public final class Scanner {
             chance.total += c.count
         }
         guard let later = PeakEdge.later(checks(edge, edge + second), inside: checks(edge + second / 2, edge + 5 * second / 2),
-                                         chance: chance) else { return stays }
+                                         chance: chance) else { return .stays }
         // Only a lone cluster of hits is chance (as in ``edge(_:chanceRate:horizon:silentBefore:)``):
         // more hits before the moved start are the stretch, masked peaks or not.
         // A hit whose frame's window (frameLength samples) reaches the stretch holds its sound:
         // a move shorter than a window is no move.
         let window = Double(index.configuration.frameLength / max(1, index.configuration.hopLength))
         let skipped = Scanner.distinct(s.head.filter { Double($0.x) < later.rounded(.down) }.map(\.x))
-        return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? (later, ()) : stays
+        return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
+    }
+
+    /// What ``peakStart(_:)`` decided for a segment's start.
+    private enum PeakStart {
+        /// The landmark history does not yet hold 3 s after the start: ask again later.
+        case undecided
+        /// The start found from hits stays.
+        case stays
+        /// The start moves to this recording frame.
+        case moves(Double)
     }
 
     /// Most hits (distinct frames) that single peaks may show to be chance at a start: 2.
@@ -810,7 +812,7 @@ public final class Scanner {
         // first 4-frame bin with a landmark of its own.
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
-            if !recordingSilent(from: before - Scanner.silenceFrames, to: before) {
+            if !silent(from: before - Scanner.silenceFrames, to: before) {
                 firstFrame = before
             } else {
                 let b = Scanner.landmarkBinFrames
@@ -820,7 +822,7 @@ public final class Scanner {
             }
         }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
-        if after > lastFrame && !recordingSilent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
+        if after > lastFrame && !silent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
         var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (Double(firstFrame) - s.x0)) * hop
         // Inside the recording and inside the reference.

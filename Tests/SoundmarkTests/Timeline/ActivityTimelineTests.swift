@@ -293,17 +293,6 @@ final class ActivityTimelineTests: XCTestCase {
 
     // MARK: - Properties
 
-    private struct SplitMix64: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private func randomStream(_ rng: inout SplitMix64) -> [TimelinePayload] {
         let activities: [String?] = ["activity-1", "activity-2", "activity-3", nil, nil]
         let materials: [String?] = ["m1", "m2", nil]
@@ -328,7 +317,7 @@ final class ActivityTimelineTests: XCTestCase {
     }
 
     func testPropertyReplayingEveryPayloadTwiceGivesTheSameRows() {
-        var rng = SplitMix64(state: 0x50_55_4E_44)
+        var rng = SplitMix64(seed: 0x50_55_4E_44)
         for iteration in 0..<200 {
             var stream = randomStream(&rng)
             if iteration.isMultiple(of: 2) { stream.shuffle(using: &rng) }
@@ -341,7 +330,7 @@ final class ActivityTimelineTests: XCTestCase {
     }
 
     func testPropertyShuffledStreamNeverLetsAPlainCallbackRewriteAClosedRow() {
-        var rng = SplitMix64(state: 7)
+        var rng = SplitMix64(seed: 7)
         for iteration in 0..<200 {
             var stream = randomStream(&rng)
             stream.shuffle(using: &rng)
