@@ -125,6 +125,30 @@ final class SmallCatalogTests: XCTestCase {
         XCTAssertEqual(Matcher.chanceFloor(seconds: 60), 60)
     }
 
+    func testOtherMusicAtASearchedSpeedIsNotReported() throws {
+        // From `scripts/fp-sweep.sh`: a 10 s clip of Hedgewars' "EarthRise" lined up with
+        // Wesnoth's "Northerners" at skew −9 % (time scale 0.91) with 23–24 aligned landmarks
+        // spread over the clip, and scored 0.79–0.88: the speed search's 36 candidates give chance
+        // 36 times the tries of an unchanged clip.
+        let fixtures = TestSupport.packageRoot.appendingPathComponent("Tests/Fixtures/Chance")
+        let reference = TestSupport.signature(of: try MediaDecoder.decodeAll(source: fixtures.appendingPathComponent("northerners-20-35.ogg").path,
+                                                                              sampleRate: Self.rate), role: .reference)
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "northerners", title: "Northerners"), reference)])
+        var everything = MatchOptions()
+        everything.threshold = 0
+        let clip = try MediaDecoder.decodeAll(source: fixtures.appendingPathComponent("earthrise-81.3.ogg").path, sampleRate: Self.rate)
+        let found = scores(clip, Matcher(index: index, options: everything))
+        let best = try XCTUnwrap(found.first)
+        // The chance alignment is still there, as it was (the example is reproduced)…
+        XCTAssertEqual(best.frequencySkew, -0.09, accuracy: 0.002)
+        XCTAssertGreaterThanOrEqual(best.alignedCount, 22)
+        XCTAssertLessThanOrEqual(best.alignedCount, 25)
+        // …and scores under the threshold: 4 more aligned landmarks of chance for a searched speed.
+        XCTAssertLessThan(best.confidence, 0.5)
+        XCTAssertEqual(best.confidence, Matcher.confidence(aligned: best.alignedCount, background: 10 + Matcher.speedSearchPenalty),
+                       accuracy: 1e-9)
+    }
+
     func testReencodedAndResampledCopiesAreTheSameRecording() throws {
         let dir = try TestSupport.temporaryDirectory(self)
         let source = TestSupport.referencePath("wesnoth-knolls")
