@@ -180,19 +180,19 @@ public final class Matcher {
         seconds <= 10 ? 7 + Int((0.27 * seconds).rounded()) : Int(seconds.rounded())
     }
 
-    /// Aligned landmarks added to the chance level of a match whose coarse speed candidate is
-    /// more than ``unchangedSpeedRange`` from the unchanged speed (see ``MatchOptions/candidates``):
-    /// 4. The best chance count rises with the number of alignments tried, and the speed search
-    /// tries over 30 candidates beyond the five an unchanged clip's votes fall on.
+    /// Aligned landmarks added to the chance level of a match whose speed is more than
+    /// ``unchangedSpeedRange`` from the unchanged speed (see ``MatchOptions/candidates``): 4. The
+    /// best chance count rises with the number of alignments tried, and the speed search tries
+    /// 28 candidates beyond the nine within ±2 %.
     /// `scripts/fp-sweep.sh` (10 s clips of Hedgewars music against the 128-reference benchmark
     /// catalog) found the three chance alignments that reached 0.5 at skew −9 %, tempo 0.92 and
     /// skew +6 %, 21–23 aligned landmarks; on the benchmark every speed and tempo clip is
     /// found at 0.95 or more (an excess of 15.5 or more), so 4 more costs none of them.
     public static let speedSearchPenalty = 4
-    /// How far (as a factor − 1) a coarse speed candidate may be from 1 and still count as an
-    /// unchanged clip for ``speedSearchPenalty``: 0.011 (the ±1 % candidates, where noise puts the
-    /// best votes of an unchanged clip: a pink-noise clip at −5 dB SNR was found at tempo 0.987).
-    public static let unchangedSpeedRange = 0.011
+    /// How far (as a factor − 1) a match's speed may be from 1 and still count as unchanged for
+    /// ``speedSearchPenalty``: 0.02 (noise moves the best votes of an unchanged clip: a
+    /// benchmark clip under pink noise at −5 dB SNR was found at tempo 0.987).
+    public static let unchangedSpeedRange = 0.02
 
     /// Bits of a vote key: reference index (18), offset + 2^24 (25), hash (21).
     static let hashBits: UInt64 = 21, offsetBits: UInt64 = 25, offsetBias = 1 << 24
@@ -462,11 +462,10 @@ public final class Matcher {
             }
             // A reference that the query lines up with almost anywhere (stationary music: a drone,
             // a sustained chord) has a chance level of its own: its best alignment beyond the copies.
-            // A match found only by the speed search has had over 30 candidates to reach its count
-            // by chance where an unchanged clip has had the unchanged one and its ±1 % neighbours
-            // (where noise often puts an unchanged clip's best votes).
-            let coarse = options.candidates[b.candidate]
-            let searched = max(abs(coarse.timeScale - 1), abs(coarse.frequencyScale - 1)) > Matcher.unchangedSpeedRange
+            // A match found far out in the speed search has had many more candidates to reach its
+            // count by chance than one near the unchanged speed (where noise often moves an
+            // unchanged clip's best votes).
+            let searched = max(abs(refined.speed.timeScale - 1), abs(refined.speed.frequencyScale - 1)) > Matcher.unchangedSpeedRange
             let ownBackground = max(background, chanceLine(framingRuns[0], besides: offsets.map(\.offset)))
                 + (searched ? Matcher.speedSearchPenalty : 0)
             let chance = chanceModel(reference: ref, speed: refined.speed, queryFrames: queryFrames, runs: framingRuns[0])
