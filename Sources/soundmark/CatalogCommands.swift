@@ -372,7 +372,6 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             }
         }
     }
-    let duplicates = args.has("allow-duplicates") ? nil : DuplicateCheck(catalog: catalog)
     // Files are decoded and fingerprinted on --jobs threads ahead of this loop, which stores
     // them one transaction each in input order: the catalog is the same whatever --jobs is.
     let configuration = catalog.configuration, verbose = args.has("verbose")
@@ -449,12 +448,6 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                                  subtitle: given.subtitle ?? tags["album"],
                                  artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
                                  properties: rowProperties)
-            if let other = try duplicates?.duplicate(of: signature, id: item.id) {
-                progress.finish()
-                printError("\(input.path): skipped, the same recording as '\(other)' (use --allow-duplicates to add it as '\(item.id)')")
-                progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
-                continue
-            }
             var outcome: AddOutcome?
             var level = input.idLevel
             var replacing = explicitID != nil
@@ -462,7 +455,8 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                 do {
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
                                                                 source: source, replacingOtherAudio: replacing, file: stamp,
-                                                                allowingDuplicateAudio: args.has("allow-duplicates"))
+                                                                allowingDuplicateAudio: args.has("allow-duplicates"),
+                                                                checkingSameRecording: true)
                 } catch SoundmarkError.idInUse(_, let id, let other) {
                     // The same file with new content (edited since it was added): replace it.
                     if let other, let source, absolutePath(other) == absolutePath(source) {
@@ -478,7 +472,13 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                     item.id = next
                 }
             }
-            if outcome == .added || outcome == .replaced { duplicates?.didAdd(signature, as: item) }
+            if case .duplicate(let other) = outcome {
+                // Checked under the catalog's write lock: a copy another process stored meanwhile counts.
+                progress.finish()
+                printError("\(input.path): skipped, the same recording as '\(other)' (use --allow-duplicates to add it as '\(item.id)')")
+                progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
+                continue
+            }
             if args.has("shazam"), outcome != .unchanged { try storeShazamPeaks(of: input.path, id: item.id, in: catalog) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
