@@ -400,7 +400,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             /// The stored item with the explicitly given fields on top (the file, hence its tags, did not change).
             func refreshed(_ stored: MediaItem) -> MediaItem {
                 var item = stored
-                if let t = given.title { item.title = t }
+                if let t = MediaItem.nonBlank(given.title) { item.title = t }
                 if let t = given.subtitle { item.subtitle = t }
                 if let t = given.artist { item.artist = t }
                 if !properties.isEmpty || row?.properties != nil { item.properties = rowProperties }
@@ -444,7 +444,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             }
             let fileName = input.nameParts.last ?? input.path
             var item = MediaItem(id: explicitID ?? input.id,
-                                 title: given.title ?? tags["title"] ?? fileName,
+                                 title: MediaItem.nonBlank(given.title) ?? MediaItem.nonBlank(tags["title"]) ?? fileName,
                                  subtitle: given.subtitle ?? tags["album"],
                                  artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
                                  properties: rowProperties)

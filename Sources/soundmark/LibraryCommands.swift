@@ -176,7 +176,7 @@ func airingRow(_ a: Airing, digests: [Int64: String]) -> [String] {
      a.wallEnd.map(TimeText.iso) ?? "", a.reference, a.title ?? "", a.artist ?? "", csvSeconds(a.durationAired),
      a.fractionAired.map { TimeText.fixed($0, 4) } ?? "", csvSeconds(a.referenceStart), csvSeconds(a.referenceEnd),
      TimeText.fixed(a.confidence, 4), TimeText.fixed(a.frequencySkew, 4), TimeText.fixed(a.timeScale, 5),
-     a.marker.map { $0 ? "true" : "false" } ?? ""]
+     a.marker.map { "\($0)" } ?? ""]
 }
 
 /// One airing as JSON (the fields of ``airingColumns``, times in seconds, wall-clock times ISO-8601 UTC).
@@ -189,7 +189,7 @@ func airingJSON(_ a: Airing, digests: [Int64: String]) -> JSONOutput {
              ("fractionAired", a.fractionAired.map { .number($0, decimals: 4) } ?? .null),
              ("referenceStart", .seconds(a.referenceStart)), ("referenceEnd", .seconds(a.referenceEnd)),
              ("confidence", .number(a.confidence, decimals: 4)), ("frequencySkew", .number(a.frequencySkew, decimals: 4)),
-             ("timeScale", .number(a.timeScale, decimals: 5)), ("marker", a.marker.map { .bool($0) } ?? .null)])
+             ("timeScale", .number(a.timeScale, decimals: 5)), ("marker", a.marker.map { .integer(Int($0)) } ?? .null)])
 }
 
 /// ``airingJSON(_:digests:)`` as text, written without `String(format:)` (a year's export holds
@@ -212,7 +212,7 @@ func airingJSONText(_ a: Airing, digests: [Int64: String]) -> String {
     t += ",\"duration\":" + number(a.durationAired, 3) + ",\"fractionAired\":" + (a.fractionAired.map { number($0, 4) } ?? "null")
     t += ",\"referenceStart\":" + number(a.referenceStart, 3) + ",\"referenceEnd\":" + number(a.referenceEnd, 3)
     t += ",\"confidence\":" + number(a.confidence, 4) + ",\"frequencySkew\":" + number(a.frequencySkew, 4)
-    t += ",\"timeScale\":" + number(a.timeScale, 5) + ",\"marker\":" + (a.marker.map { $0 ? "true" : "false" } ?? "null") + "}"
+    t += ",\"timeScale\":" + number(a.timeScale, 5) + ",\"marker\":" + (a.marker.map { "\($0)" } ?? "null") + "}"
     return t
 }
 
@@ -241,15 +241,15 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
         var out = ""
         out.reserveCapacity(1 << 17)
         for a in airings {
-            let who = [a.title ?? a.reference, a.artist].compactMap { $0 }.joined(separator: " – ")
+            let who = [MediaItem.displayTitle(a.title, id: a.reference), MediaItem.nonBlank(a.artist)].compactMap { $0 }.joined(separator: " – ")
             let oneLine = who.contains(where: { $0.isNewline || $0 == "\t" })
-                ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline(titleFallback: a.reference) : who
+                ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline() : who
             out += a.wallStart.map(TimeText.iso) ?? "-"
             out += "  "; out += a.source; out += "  "
             out += TimeText.clock(a.start, milliseconds: true); out += " – "; out += TimeText.clock(a.end, milliseconds: true)
             out += "  "; out += oneLine; out += " ("; out += a.reference; out += ") from "
             out += TimeText.clock(a.referenceStart, milliseconds: true); out += ", confidence "; out += TimeText.fixed(a.confidence, 2)
-            if a.marker == true { out += ", marker" }
+            if let m = a.marker { out += ", marker "; out += "\(m)" }
             out += "\n"
             if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
         }

@@ -360,7 +360,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
     var airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
     // A segment whose audio marker was read: the library's marker trait.
-    for (i, m) in (marked ?? []).enumerated() where m.marker != nil { airings[i].marker = true }
+    for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
     if let target, let library, let digest = result.digest {
         try target.record(library, name: source, digest: digest, duration: duration, airings: airings, verbose: args.has("verbose"))
     }
@@ -372,7 +372,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     }
     let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
     let cues = useAnnotations ? mapped.map(\.cue)
-        : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline(titleFallback: $0.item.id)) }
+        : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline()) }
     if args.has("verbose") {
         printError(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
     }
@@ -405,7 +405,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         // An unidentified lead-in gets a track of its own and a stretch between segments is the
         // next segment's pregap, so that split tools break at every segment start.
         let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: plainText($0.text), performer: nil) }
-            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.title ?? $0.item.id, performer: $0.item.artist, end: $0.end) }
+            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.displayTitle, performer: MediaItem.nonBlank($0.item.artist), end: $0.end) }
         print(CueWriter.cueSheet(file: file, tracks: tracks, gapTitle: useAnnotations ? "(no cue)" : CueWriter.unidentifiedTitle),
               terminator: "")
     default:

@@ -71,7 +71,7 @@ final class MonitorWriter {
         }
         let position = s.referenceTime(at: time)
         if format == "setlist" {
-            let who = s.item.byline(titleFallback: s.item.id)
+            let who = s.item.byline()
             line(time, "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(who) (\(s.item.id)) at ref \(formatReferenceClock(position))" + note)
             return
         }

@@ -282,7 +282,7 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
                                        digest: digest.hex, marked: marked)
         let mapped = try mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
         var airings = scanned.segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
-        for (i, m) in (marked ?? []).enumerated() where m.marker != nil { airings[i].marker = true }
+        for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
         if let t = job.startTime {
             for i in airings.indices { airings[i].wallStart = t + airings[i].start; airings[i].wallEnd = t + airings[i].end }
         }

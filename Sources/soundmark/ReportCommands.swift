@@ -76,7 +76,7 @@ let reportCommands: [CommandSpec] = [
                 One row per airing of the library (filters as in 'library list'): source, recording (digest), start and end
                 in recording seconds, wall_start/wall_end (ISO-8601 UTC, when the recording's start time is known),
                 reference id, title, artist, duration aired (s), fraction of the reference aired (0…1), reference_start/
-                reference_end (s), confidence, frequency skew, time scale, marker (true/false, empty when not looked for).
+                reference_end (s), confidence, frequency skew, time scale, marker (the payload decoded, empty when none).
                 CSV is RFC 4180 (header row, CRLF, quoted fields where needed); JSON is {"airings":[…]} with the same
                 fields (camelCase); html is the page of 'report html'.
                 """,

@@ -20,9 +20,10 @@ func warn(_ message: String) {
 
 extension MediaItem {
     /// "title – artist" for text output, on one line: control characters (newlines, tabs,
-    /// escapes) become spaces. `titleFallback` stands in for a missing title.
-    func byline(titleFallback: String? = nil) -> String {
-        let text = [title ?? titleFallback, artist].compactMap { $0 }.joined(separator: " – ")
+    /// escapes) become spaces. A missing or blank title is the id (``MediaItem/displayTitle``),
+    /// a blank artist is left out.
+    func byline() -> String {
+        let text = [displayTitle, MediaItem.nonBlank(artist)].compactMap { $0 }.joined(separator: " – ")
         return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 }

@@ -89,4 +89,76 @@ final class ReviewLeftoverTests: XCTestCase {
         XCTAssertTrue(ids.contains("supertux-forest"), list.stdout)
         XCTAssertEqual(ids.filter { $0.hasPrefix("knolls") }.count, 1, list.stdout)
     }
+
+    // MARK: - empty titles
+
+    /// Review: a reference with an empty title printed as `1.  (id)` in identify's text output,
+    /// and as empty tracks and cues in scan's set-list, CUE sheet and SRT. The id stands in.
+    func testAnEmptyTitleIsShownAsTheReferenceId() throws {
+        let knolls = Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path
+        let db = path("titles.db")
+        // An empty --title is no title: the file's tag (else its name) is stored instead.
+        let add = try soundmark("catalog", "add", "--catalog", db, "--id", "knolls", "--title", "", knolls)
+        XCTAssertEqual(add.status, 0, add.stderr)
+        let show = try soundmark("catalog", "show", "--catalog", db, "knolls").stdout
+        XCTAssertTrue(show.contains("title:     The Knolls of Doldesh\n"), show)
+        // A catalog that holds an empty title (written by another tool or an older soundmark).
+        var handle: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(db, &handle), SQLITE_OK)
+        XCTAssertEqual(sqlite3_exec(handle, "UPDATE reference SET title = '', artist = ''", nil, nil, nil), SQLITE_OK)
+        sqlite3_close(handle)
+        let clip = path("clip.wav"), recording = path("recording.wav")
+        try ffmpeg(["-ss", "10", "-t", "8", "-i", knolls], output: clip)
+        try ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=44100:cl=mono", "-i", knolls, "-filter_complex",
+                    "[0]atrim=0:3[s];[s][1]concat=n=2:v=0:a=1"], output: recording)
+        let identify = try soundmark("identify", "--catalog", db, clip)
+        XCTAssertEqual(identify.status, 0, identify.stderr)
+        XCTAssertTrue(identify.stdout.hasPrefix("1. knolls (knolls) at 00:00:10."), identify.stdout)
+        let setList = try soundmark("scan", "--catalog", db, recording)
+        XCTAssertTrue(setList.stdout.contains("  knolls (knolls from 00:00:00"), setList.stdout)
+        let cue = try soundmark("scan", "--catalog", db, "--format", "cue", recording)
+        XCTAssertTrue(cue.stdout.contains("TITLE \"knolls\""), cue.stdout)
+        XCTAssertFalse(cue.stdout.contains("PERFORMER \"\""), cue.stdout)
+        let srt = try soundmark("scan", "--catalog", db, "--format", "srt", recording)
+        XCTAssertTrue(srt.stdout.hasSuffix(" --> 00:00:43,000\nknolls\n\n") || srt.stdout.contains("\nknolls\n"), srt.stdout)
+        // The library keeps the empty title; its text list shows the id.
+        let library = path("airings.db")
+        XCTAssertEqual(try soundmark("scan", "--catalog", db, "--library", library, "--source", "radio", recording).status, 0)
+        let list = try soundmark("library", "list", "--library", library)
+        XCTAssertTrue(list.stdout.contains("  knolls (knolls) from "), list.stdout)
+    }
+
+    // MARK: - marker payloads in the library
+
+    /// Review: the library's marker column held a Boolean; it holds the payload seen, shown by
+    /// library list (text, CSV, JSON) and report airings.
+    func testTheLibraryKeepsTheMarkerPayload() throws {
+        let events = path("events.jsonl")
+        try """
+            {"event":"segment.started","activity_id":"a1","material_id":"spot-a","title":"Spot A","time":10,"position":0}
+            {"event":"segment.refined","activity_id":"a1","material_id":"spot-a","time":25,"position":15,"trait":{"marker":true},"marker":{"payload":222,"firstSeen":20,"windows":1}}
+            {"event":"segment.ended","activity_id":"a1","material_id":"spot-a","time":40,"position":30,"trait":{"marker":true}}
+            {"event":"segment.started","activity_id":"a2","material_id":"spot-b","time":50,"position":0}
+            {"event":"segment.ended","activity_id":"a2","material_id":"spot-b","time":60,"position":10}
+
+            """.write(toFile: events, atomically: true, encoding: .utf8)
+        let library = path("markers.db")
+        let imported = try soundmark("library", "import", "--library", library, "--source", "tv", events)
+        XCTAssertEqual(imported.status, 0, imported.stderr)
+        let text = try soundmark("library", "list", "--library", library)
+        let lines = text.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, text.stdout)
+        XCTAssertTrue(lines[0].hasSuffix(", marker 222"), text.stdout)
+        XCTAssertFalse(lines[1].contains("marker"), text.stdout)
+        let csv = try soundmark("report", "airings", "--library", library, "--format", "csv")
+        let rows = csv.stdout.split(separator: "\r\n").map { $0.split(separator: ",", omittingEmptySubsequences: false) }
+        XCTAssertEqual(rows[0].last, "marker")
+        XCTAssertEqual(rows.dropFirst().map { String($0.last ?? "") }, ["222", ""], csv.stdout)
+        let json = try soundmark("library", "list", "--library", library, "--format", "json")
+        XCTAssertTrue(json.stdout.contains("\"marker\":222}"), json.stdout)
+        XCTAssertTrue(json.stdout.contains("\"marker\":null}"), json.stdout)
+        let html = try soundmark("report", "html", "--library", library, "--output", path("r.html"))
+        XCTAssertEqual(html.status, 0, html.stderr)
+        XCTAssertTrue(try String(contentsOfFile: path("r.html"), encoding: .utf8).contains(" · marker 222"))
+    }
 }

@@ -34,7 +34,7 @@ public struct QueuedJob: Equatable, Sendable {
 /// - `library_recording(id, digest UNIQUE, name, source, duration, wall_start, added_at, job_id)`
 ///   and `library_airing(id, recording, job_id, source, reference, title, artist,
 ///   reference_duration, start, end, wall_start, wall_end, reference_start, reference_end,
-///   confidence, frequency_skew, time_scale, marker)`: the recognition library's recordings and
+///   confidence, frequency_skew, time_scale, marker)` (marker: the payload decoded, bigint): the recognition library's recordings and
 ///   airings (see ``Library``), with the reference's title, artist and duration copied in as
 ///   the SQLite library does; a recording is known by its audio digest, and the same audio
 ///   recorded again replaces its airings.
@@ -91,10 +91,16 @@ public final class WorkQueue {
                     wall_start double precision, wall_end double precision,
                     reference_start double precision NOT NULL, reference_end double precision NOT NULL,
                     confidence double precision NOT NULL, frequency_skew double precision NOT NULL,
-                    time_scale double precision NOT NULL, marker boolean);
+                    time_scale double precision NOT NULL, marker bigint);
                 CREATE INDEX IF NOT EXISTS library_airing_recording ON library_airing(recording, start);
                 CREATE INDEX IF NOT EXISTS library_airing_job ON library_airing(job_id);
                 """)
+            // Tables of an earlier soundmark held a boolean there: the payload was not kept.
+            let old = try db.query("""
+                SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                AND table_name = 'library_airing' AND column_name = 'marker' AND data_type = 'boolean'
+                """)
+            if old.rowCount > 0 { try db.execute("ALTER TABLE library_airing ALTER COLUMN marker TYPE bigint USING NULL") }
         }
     }
 
@@ -171,13 +177,13 @@ public final class WorkQueue {
                 try db.query("""
                     INSERT INTO library_airing(recording, job_id, source, reference, title, artist, reference_duration, start, "end",
                         wall_start, wall_end, reference_start, reference_end, confidence, frequency_skew, time_scale, marker)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::boolean)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                     """, [.int(id), .int(job.id), .text(recording.source), .text(a.reference), a.title.map { .text($0) } ?? .null,
                           a.artist.map { .text($0) } ?? .null, a.referenceDuration.map { .double($0) } ?? .null,
                           .double(a.start), .double(a.end), a.wallStart.map { .double($0) } ?? .null,
                           a.wallEnd.map { .double($0) } ?? .null, .double(a.referenceStart), .double(a.referenceEnd),
                           .double(a.confidence), .double(a.frequencySkew), .double(a.timeScale),
-                          a.marker.map { .text($0 ? "true" : "false") } ?? .null])
+                          a.marker.map { .int(Int64($0)) } ?? .null])
             }
             try db.query("""
                 UPDATE job SET state = 'done', report = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1
