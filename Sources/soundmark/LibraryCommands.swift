@@ -12,7 +12,7 @@ let startTimeOption = OptionSpec(name: "start-time", value: "ISO-8601",
     help: "with --library: the wall-clock time of the recording's start (2026-12-01T08:00:00Z or with an offset), so its airings get wall-clock times")
 
 /// `--library FILE` of the library and report commands (the file must exist).
-let libraryOption = OptionSpec(name: "library", value: "FILE", help: "the recognition library file (required)")
+let libraryOption = OptionSpec(name: "library", value: "FILE", help: "the recognition library file, or a PostgreSQL catalog URI to read the library its workers wrote (required)")
 
 /// The filter options of `library list`, `library remove` and the reports.
 let libraryFilterOptions = [
@@ -64,6 +64,7 @@ struct LibraryTarget {
             return nil
         }
         guard !path.isEmpty || labelsOnly else { throw UsageError(message: "--library needs a non-empty value") }
+        try refusePostgresLibrary(path, "--library")
         let startTime = try args.value("start-time").map { try parseTimeArgument($0, option: "start-time") }
         let defaultSource = input == "-" ? "stdin" : input
         return LibraryTarget(path: path, source: args.value("source") ?? defaultSource, startTime: startTime)
@@ -260,8 +261,11 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
 
 // MARK: - library commands
 
+/// The library of `--library` for reading: a file, or a snapshot of the library workers wrote
+/// on a PostgreSQL server (``postgresLibrarySnapshot(_:)``).
 func openLibrary(_ args: ParsedArguments) throws -> Library {
-    try Library(path: try required(args, "library"))
+    let path = try required(args, "library")
+    return PostgresLocation.isPostgres(path) ? try postgresLibrarySnapshot(path) : try Library(path: path)
 }
 
 func runLibraryList(_ args: ParsedArguments) throws -> Int32 {
@@ -313,6 +317,7 @@ func runLibraryShow(_ args: ParsedArguments) throws -> Int32 {
 }
 
 func runLibraryRemove(_ args: ParsedArguments) throws -> Int32 {
+    try refusePostgresLibrary(try required(args, "library"), "library remove")
     let library = try openLibrary(args)
     let filter = try libraryFilter(args)
     guard !filter.isEmpty else {
@@ -327,6 +332,7 @@ func runLibraryRemove(_ args: ParsedArguments) throws -> Int32 {
 }
 
 func runLibraryImport(_ args: ParsedArguments) throws -> Int32 {
+    try refusePostgresLibrary(try required(args, "library"), "library import")
     let input = args.positional[0]
     let startTime = try args.value("start-time").map { try parseTimeArgument($0, option: "start-time") }
     let text = try readTextInput(input)

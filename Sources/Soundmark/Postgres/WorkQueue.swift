@@ -239,4 +239,46 @@ public final class WorkQueue {
                                [.int(id)])
         return (Int(r.int(0, 0)), Int(r.int(0, 1)))
     }
+
+    /// Every recording the workers stored (`library_recording`, ordered by id) with its airings
+    /// (`library_airing`, by recording time), read in one REPEATABLE READ snapshot: what
+    /// `library` and `report` commands read from a PostgreSQL library.
+    /// - Returns: nil when the database holds no library tables (no worker has run there).
+    /// - Throws: ``PostgresFailure``.
+    public func libraryContents() throws -> [(recording: LibraryRecording, airings: [Airing])]? {
+        let db = try db()
+        return try db.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            let tables = try db.query("""
+                SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
+                AND table_name IN ('library_recording', 'library_airing')
+                """)
+            guard tables.int(0, 0) == 2 else { return nil }
+            let r = try db.query("SELECT id, digest, name, source, duration, wall_start, added_at FROM library_recording ORDER BY id")
+            var out: [(recording: LibraryRecording, airings: [Airing])] = []
+            var position: [Int64: Int] = [:]
+            for row in 0..<r.rowCount {
+                position[r.int(row, 0)] = out.count
+                out.append((LibraryRecording(id: r.int(row, 0), digest: r.string(row, 1) ?? "", name: r.string(row, 2) ?? "",
+                                             source: r.string(row, 3) ?? "", duration: r.double(row, 4),
+                                             wallStart: r.isNull(row, 5) ? nil : r.double(row, 5), addedAt: r.double(row, 6)), []))
+            }
+            let a = try db.query("""
+                SELECT recording, source, reference, title, artist, reference_duration, start, "end", wall_start, wall_end,
+                       reference_start, reference_end, confidence, frequency_skew, time_scale, marker
+                FROM library_airing ORDER BY recording, start, id
+                """)
+            for row in 0..<a.rowCount {
+                guard let n = position[a.int(row, 0)] else { continue }
+                func optional(_ c: Int) -> Double? { a.isNull(row, c) ? nil : a.double(row, c) }
+                out[n].airings.append(Airing(source: a.string(row, 1) ?? "", reference: a.string(row, 2) ?? "",
+                                             title: a.string(row, 3), artist: a.string(row, 4), referenceDuration: optional(5),
+                                             start: a.double(row, 6), end: a.double(row, 7), wallStart: optional(8),
+                                             wallEnd: optional(9), referenceStart: a.double(row, 10), referenceEnd: a.double(row, 11),
+                                             confidence: a.double(row, 12), frequencySkew: a.double(row, 13),
+                                             timeScale: a.double(row, 14),
+                                             marker: a.isNull(row, 15) ? nil : UInt32(truncatingIfNeeded: a.int(row, 15))))
+            }
+            return out
+        }
+    }
 }
