@@ -139,9 +139,10 @@ final class MonitorRecorder {
     /// Adds received samples to the digest.
     func digest(_ samples: [Float]) { digest.append(samples) }
 
-    /// Appends an ended activity.
-    func ended(_ s: Segment) {
+    /// Appends an ended activity, with the payload of the audio marker it saw (if any).
+    func ended(_ s: Segment, marker: UInt32? = nil) {
         var a = s.airing(referenceDuration: durations[s.item.id])
+        a.marker = marker
         if let o = origin { a.wallStart = o + a.start; a.wallEnd = o + a.end }
         do {
             try library.append([a], toRecording: try recording())

@@ -209,8 +209,13 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     session.onEvent = { event in
         switch event {
         case .segment(let event):
-            if let markerTracker { markerTracker.write(event) } else { writer.write(event) }
-            if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+            // The library records an ended activity as written: refined by its marker, with the payload.
+            if let markerTracker {
+                if let (segment, marker) = markerTracker.write(event) { recorder?.ended(segment, marker: marker) }
+            } else {
+                writer.write(event)
+                if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+            }
         case .gap(let time, let duration):
             writer.writeStream("gap", time: time, extra: [("duration", .seconds(duration))],
                                text: String(format: "gap      %.1f s without input", duration))
