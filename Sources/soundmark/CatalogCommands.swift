@@ -601,6 +601,11 @@ func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
 
 func runCatalogAnnotate(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try openCatalog(try required(args, "catalog"))
+    if (try? FileManager.default.attributesOfItem(atPath: args.positional[1])[.size] as? Int) == 0 {
+        // One line (the reader's "file is empty" warning and this error said it twice).
+        printError("\(args.positional[1]): an empty file, no annotations found; the stored ones are kept")
+        return Exit.error
+    }
     let annotations = try readAnnotations(args.positional[1], encoding: args.value("encoding"))
     if annotations.isEmpty {
         printError("\(args.positional[1]): no annotations found; the stored ones are kept")

@@ -342,6 +342,8 @@ func runLibraryImport(_ args: ParsedArguments) throws -> Int32 {
     if parsed.payloads.isEmpty && !parsed.warnings.isEmpty {
         throw CommandError(message: "\(name): no usable event on any line (\(parsed.warnings[0]))")
     }
+    // Every empty file has one digest: importing one replaced the last empty import, whatever its name.
+    if parsed.payloads.isEmpty { throw CommandError(message: "\(name): no events (an empty file); nothing imported") }
     for w in parsed.warnings { warn("\(name): \(w)") }
     var timeline = ActivityTimeline()
     var duration = 0.0

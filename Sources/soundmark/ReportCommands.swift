@@ -28,17 +28,13 @@ func recordingNames(_ library: Library) throws -> [Int64: String] {
     Dictionary(try library.recordings().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
 }
 
-/// Writes a report to `--output FILE` (atomically: a temporary file renamed) or stdout.
+/// Writes a report to `--output FILE` (``writeOutputFile(_:to:what:)``: a temporary file renamed) or stdout.
 func writeReport(_ text: String, _ args: ParsedArguments) throws {
     guard let path = args.value("output"), path != "-" else {
         print(text, terminator: "")
         return
     }
-    do {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    } catch {
-        throw CommandError(message: "cannot write \(path): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
-    }
+    try writeOutputFile(Data(text.utf8), to: path, what: "the report")
 }
 
 /// `soundmark report counts [--by day|week|source|reference]` (default: reference).

@@ -94,6 +94,12 @@ func main() -> Int32 {
     }
 }
 
-let status = main()
-fflush(stdout)
+var status = main()
+// Output that could not be written (a full disk, /dev/full) is an error, not a silent success;
+// a reader that went away (a closed pipe) is not.
+let flushed = fflush(stdout) == 0, flushError = errno
+if (!flushed && flushError != EPIPE) || (flushed && ferror(stdout) != 0) {
+    printError("cannot write standard output" + (flushed ? "" : ": " + String(cString: strerror(flushError))))
+    status = Exit.error
+}
 exit(status)

@@ -161,4 +161,96 @@ final class ReviewLeftoverTests: XCTestCase {
         XCTAssertEqual(html.status, 0, html.stderr)
         XCTAssertTrue(try String(contentsOfFile: path("r.html"), encoding: .utf8).contains(" · marker 222"))
     }
+
+    // MARK: - a new user's bad input
+
+    /// Exit 2, one stderr line starting `soundmark:` that holds `text`, no crash.
+    private func assertOneLineError(_ r: CLISupport.Run, _ text: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(r.signalled, r.stderr, file: file, line: line)
+        XCTAssertEqual(r.status, 2, r.stderr, file: file, line: line)
+        XCTAssertEqual(r.stderrLines.count, 1, r.stderr, file: file, line: line)
+        XCTAssertTrue(r.stderr.hasPrefix("soundmark: ") && r.stderr.contains(text), r.stderr, file: file, line: line)
+    }
+
+    /// A new user's check: an empty file given as a catalog to remove, annotate or upgrade became
+    /// a catalog (upgrade even said "already format version 2"), and as a library to list or
+    /// remove from became a library. Both are refused, and the file stays empty.
+    func testAnEmptyFileIsNeitherACatalogNorALibraryUnlessOneIsCreated() throws {
+        let empty = path("empty.db")
+        let srt = Self.samples.appendingPathComponent("wesnoth-knolls.srt").path
+        for command in [["catalog", "remove", "--catalog", empty, "x"], ["catalog", "upgrade", "--catalog", empty],
+                        ["catalog", "annotate", "--catalog", empty, "x", srt], ["catalog", "list", "--catalog", empty],
+                        ["library", "list", "--library", empty], ["library", "remove", "--library", empty, "--source", "x"],
+                        ["report", "counts", "--library", empty]] {
+            _ = FileManager.default.createFile(atPath: empty, contents: Data())
+            let r = try CLISupport.run(try CLISupport.soundmarkBinary(), command, in: work)
+            assertOneLineError(r, "empty.db")
+            XCTAssertTrue(r.stderr.contains("not a soundmark"), r.stderr)
+            XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: empty)[.size] as? Int, 0, command.joined(separator: " "))
+        }
+        // Where a catalog or library is created, an empty file is a new one.
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        let add = try soundmark("catalog", "add", "--catalog", empty, Self.samples.appendingPathComponent("clip.mp3").path)
+        XCTAssertEqual(add.status, 0, add.stderr)
+        XCTAssertEqual(try soundmark("catalog", "list", "--catalog", empty).stdout.split(separator: "\n").count, 1)
+    }
+
+    /// A new user's check: an empty events file imported as a recording with no airings (every
+    /// empty file has one digest, so it replaced the last empty import of any name), and
+    /// `timeline merge` of it succeeded silently; annotating from an empty file said so twice.
+    func testEmptyEventAndAnnotationFilesAreOneLineErrors() throws {
+        let empty = path("events.jsonl")
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
+        assertOneLineError(try soundmark("library", "import", "--library", path("lib.db"), empty), "events.jsonl: no events (an empty file)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("lib.db")), "nothing imported, no library created")
+        assertOneLineError(try soundmark("timeline", "merge", empty), "events.jsonl: no events (an empty file)")
+        let db = path("c.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, "--id", "clip", Self.samples.appendingPathComponent("clip.mp3").path).status, 0)
+        let srt = path("empty.srt")
+        _ = FileManager.default.createFile(atPath: srt, contents: Data())
+        assertOneLineError(try soundmark("catalog", "annotate", "--catalog", db, "clip", srt), "empty.srt: an empty file, no annotations found; the stored ones are kept")
+    }
+
+    /// A new user's check: `signature -o -` onto a full disk crashed with a stack trace, and
+    /// text output that could not be written (scan, library list) exited 0. Both are one-line
+    /// errors, exit 2.
+    func testOutputThatCannotBeWrittenIsAnError() throws {
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { throw XCTSkip("no /dev/full") }
+        let clip = Self.samples.appendingPathComponent("clip.mp3").path
+        let db = path("c.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, clip).status, 0)
+        for command in [["signature", "-o", "-", clip], ["identify", "--catalog", db, clip], ["catalog", "list", "--catalog", db]] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: try CLISupport.soundmarkBinary())
+            p.arguments = command
+            p.standardInput = FileHandle.nullDevice
+            p.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+            let err = path("full.err")
+            _ = FileManager.default.createFile(atPath: err, contents: nil)
+            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+            try p.run()
+            p.waitUntilExit()
+            let stderr = try String(contentsOfFile: err, encoding: .utf8)
+            XCTAssertEqual(p.terminationReason, .exit, stderr)
+            XCTAssertEqual(p.terminationStatus, 2, stderr)
+            XCTAssertTrue(stderr.hasSuffix("soundmark: cannot write standard output: No space left on device\n"), stderr)
+            XCTAssertFalse(stderr.contains("crashed"), stderr)
+        }
+    }
+
+    /// Writing a report, signature or exported catalog through a symbolic link replaced the link
+    /// with a file (and a device such as /dev/null with a regular file): the link's target is written.
+    func testOutputThroughASymbolicLinkWritesItsTarget() throws {
+        let library = path("lib.db")
+        let events = path("events.jsonl")
+        try #"{"activity_id":"a","material_id":"spot","time":1}"#.write(toFile: events, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try soundmark("library", "import", "--library", library, events).status, 0)
+        try FileManager.default.createDirectory(atPath: path("reports"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: path("latest.html"), withDestinationPath: "reports/day1.html")
+        let r = try soundmark("report", "html", "--library", library, "--output", path("latest.html"))
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: path("latest.html")), "reports/day1.html")
+        XCTAssertTrue(try String(contentsOfFile: path("reports/day1.html"), encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
+        assertOneLineError(try soundmark("report", "html", "--library", library, "--output", path("reports")), "reports: cannot write the report: is a directory")
+    }
 }

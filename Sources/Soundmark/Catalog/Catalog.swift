@@ -96,7 +96,8 @@ public final class Catalog {
     /// The persistent index file next to the catalog: the catalog path with `.index` appended.
     public var indexPath: String { path + ".index" }
 
-    /// Opens a catalog, creating it when `create` is set and the file does not exist.
+    /// Opens a catalog, creating it when `create` is set and the file does not exist or is empty
+    /// (without `create` an empty file is refused as not a catalog).
     /// - Parameters:
     ///   - readOnly: open for reading only (matching, listing); a catalog in a folder this
     ///     process cannot write to is then read without locking.
@@ -127,6 +128,9 @@ public final class Catalog {
                 if try count("SELECT count(*) FROM sqlite_master WHERE type = 'table'") > 0 || readOnly {
                     throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog")
                 }
+                // An existing empty file becomes a catalog only where one is created (catalog
+                // add): remove, annotate or upgrade turned any empty file into a catalog.
+                guard create else { throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog (an empty file)") }
                 try createSchema()
             }
             try checkMeta(upgrading: upgrading)

@@ -216,7 +216,8 @@ public final class Library {
 
     /// Opens a library file, creating it (and its tables) when `create` is set.
     /// - Throws: ``LibraryError/unreadable(path:reason:)`` when the file (or, to create it, its
-    ///   folder) is missing, is a directory, or is another SQLite database (a catalog).
+    ///   folder) is missing, is a directory, is another SQLite database (a catalog) or, without
+    ///   `create`, an empty file.
     public init(path: String, create: Bool = false) throws {
         self.path = path
         var isDirectory: ObjCBool = false
@@ -238,6 +239,9 @@ public final class Library {
                 if try any.step(), any.int(0) > 0 {
                     throw LibraryError.unreadable(path: path, reason: "not a soundmark library (another SQLite database, a catalog?)")
                 }
+                // An existing empty file becomes a library only where one is written (scan,
+                // identify, monitor, library import): library list/remove made any empty file one.
+                guard create else { throw LibraryError.unreadable(path: path, reason: "not a soundmark library (an empty file)") }
                 try createSchema()
             }
             let version = try db.prepare("SELECT value FROM library_meta WHERE key = 'format_version'")
