@@ -253,4 +253,29 @@ final class ReviewLeftoverTests: XCTestCase {
         XCTAssertTrue(try String(contentsOfFile: path("reports/day1.html"), encoding: .utf8).hasPrefix("<!DOCTYPE html>"))
         assertOneLineError(try soundmark("report", "html", "--library", library, "--output", path("reports")), "reports: cannot write the report: is a directory")
     }
+
+    /// A new user's check: a file cut short (a broken download, a full disk) was read up to its
+    /// cut without a word, and `catalog add` stored the shorter audio. A file whose header
+    /// declares more audio than it holds (an MP3's frame count, an MP4 track's duration) is
+    /// reported as truncated; a whole file and a file without such a header are not.
+    func testATruncatedFileIsReportedAsTruncated() throws {
+        let knolls = Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path
+        let mp3 = path("whole.mp3"), mp4 = path("whole.mp4")
+        try ffmpeg(["-i", knolls, "-b:a", "128k"], output: mp3)
+        try ffmpeg(["-i", knolls, "-c:a", "aac", "-movflags", "+faststart"], output: mp4)
+        let db = path("c.db")
+        for whole in [mp3, mp4] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: whole))
+            let cut = path("cut-" + (whole as NSString).lastPathComponent)
+            try data.prefix(data.count / 3).write(to: URL(fileURLWithPath: cut))
+            let add = try soundmark("catalog", "add", "--catalog", db, "--allow-duplicates", cut)
+            XCTAssertEqual(add.status, 0, add.stderr)
+            let warning = add.stderrLines.filter { $0.contains("it is truncated") }
+            XCTAssertEqual(warning.count, 1, add.stderr)
+            XCTAssertTrue(warning.first?.hasPrefix("soundmark: warning: \(cut): the audio ends at 1") == true, add.stderr)
+            XCTAssertTrue(warning.first?.contains("but the file declares 40.0 s") == true, add.stderr)
+            let intact = try soundmark("identify", "--catalog", db, whole)
+            XCTAssertFalse(intact.stderr.contains("truncated"), intact.stderr)
+        }
+    }
 }

@@ -397,6 +397,26 @@ public final class MediaDecoder {
         try decode(packet: nil)
         try drainResampler()
         finished = true
+        warnIfTruncated()
+    }
+
+    /// A local file whose audio ends well before the length its header declares (a WAV's data
+    /// size, an MP4 track's duration, an MP3's Xing frame count: not a bit-rate estimate) was cut
+    /// short: decoding simply ends there, so say so (`catalog add` would store the shorter audio).
+    private func warnIfTruncated() {
+        guard !isNetwork, source != "-", let fmt = formatContext, streamIndex >= 0, streamIndex < Int(fmt.pointee.nb_streams),
+              let stream = fmt.pointee.streams[streamIndex], av_fmt_ctx_get_duration_estimation_method(fmt) != AVFMT_DURATION_FROM_BITRATE
+        else { return }
+        let nopts = soundmark_av_nopts_value()
+        guard stream.pointee.duration != nopts, stream.pointee.duration > 0, stream.pointee.time_base.den > 0 else { return }
+        let base = Double(stream.pointee.time_base.num) / Double(stream.pointee.time_base.den)
+        let start = stream.pointee.start_time != nopts ? Double(stream.pointee.start_time) * base : 0
+        let origin = fmt.pointee.start_time != nopts ? max(0, Double(fmt.pointee.start_time) / 1_000_000) : 0
+        let declared = start - origin + Double(stream.pointee.duration) * base
+        let decoded = Double(samplesProduced + Int64(pendingCount)) / Double(outputRate)
+        if declared - decoded > max(1, 0.02 * declared) {
+            warn(String(format: "the audio ends at %.1f s but the file declares %.1f s: it is truncated", decoded, declared))
+        }
     }
 
     /// Decodes one block with libvorbisfile and resamples it; at the end, flushes the resampler.
