@@ -277,5 +277,14 @@ final class ReviewLeftoverTests: XCTestCase {
             let intact = try soundmark("identify", "--catalog", db, whole)
             XCTAssertFalse(intact.stderr.contains("truncated"), intact.stderr)
         }
+        // Cut inside its first frames: nothing decodes. One error, not a warning per corrupt
+        // packet followed by "only 0.0 s of audio" (identify) or "no audio content" (catalog add).
+        let wav = path("whole.wav"), stub = path("stub.wav")
+        try ffmpeg(["-i", knolls], output: wav)
+        try Data(try Data(contentsOf: URL(fileURLWithPath: wav)).prefix(100)).write(to: URL(fileURLWithPath: stub))
+        for command in [["identify", "--catalog", db, stub], ["catalog", "add", "--catalog", db, stub], ["marker", "detect", stub]] {
+            let r = try CLISupport.run(try CLISupport.soundmarkBinary(), command, in: work)
+            assertOneLineError(r, "stub.wav: read failed: no audio could be decoded (corrupt audio skipped at 0.00 s")
+        }
     }
 }

@@ -117,6 +117,8 @@ public final class MediaDecoder {
     /// `networkTimeout` of init, seconds, for the stall warning (0 for UDP, which ends quietly).
     private let networkTimeout: Double
     private var warningsEmitted = 0
+    /// Corrupt-data warnings from before the first decoded audio (see ``warn(_:holdable:)``).
+    private var heldWarnings: [String] = []
     private static let maxWarnings = 25
 
     private static let configureLogging: Void = {
@@ -260,6 +262,11 @@ public final class MediaDecoder {
             dropLast(samplesProduced + Int64(pendingCount) - limit)
         }
         guard pendingCount > 0 else { return nil }
+        if !heldWarnings.isEmpty {
+            let held = heldWarnings
+            heldWarnings = []
+            for message in held { warn(message) }
+        }
         let wanted = min(chunkSize, pendingCount)
         var samples: [Float] = []
         samples.reserveCapacity(wanted)
@@ -397,6 +404,11 @@ public final class MediaDecoder {
         try decode(packet: nil)
         try drainResampler()
         finished = true
+        if let first = heldWarnings.first, samplesProduced == 0 && pendingCount == 0 {
+            // Nothing but corrupt data (a file cut inside its first frames): one error, not a
+            // warning per packet and then "no audio".
+            throw MediaDecodingError.readFailed(path: source, reason: "no audio could be decoded (\(first))")
+        }
         warnIfTruncated()
     }
 
@@ -490,7 +502,7 @@ public final class MediaDecoder {
             }
             if sent < 0 && sent != soundmark_averror_eof() && sent != soundmark_averror(EAGAIN) {
                 damageSinceLastFrame = true
-                warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))")
+                warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))", holdable: true)
             }
             break
         }
@@ -507,7 +519,7 @@ public final class MediaDecoder {
             }
             if received < 0 {
                 damageSinceLastFrame = true
-                warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))")
+                warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))", holdable: true)
                 return
             }
             defer { av_frame_unref(frame) }
@@ -619,7 +631,14 @@ public final class MediaDecoder {
 
     /// Passes `message`, prefixed with the input's name, to the warning handler; a message
     /// equal to the previous one is not repeated, and after ``maxWarnings`` the rest are dropped.
-    private func warn(_ message: String) {
+    /// A `holdable` message (corrupt data) that comes before any audio was decoded waits in
+    /// ``heldWarnings``: passed on with the first audio, or, when none comes, the reason of the
+    /// one error (``MediaDecodingError/readFailed(path:reason:)``) instead of a warning each.
+    private func warn(_ message: String, holdable: Bool = false) {
+        if holdable && samplesProduced == 0 && pendingCount == 0 && !finished {
+            if heldWarnings.count < MediaDecoder.maxWarnings { heldWarnings.append(message) }
+            return
+        }
         guard let warningHandler, message != lastWarning else { return }
         lastWarning = message
         warningsEmitted += 1
