@@ -295,6 +295,11 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
         throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
     }
+    let cueFormats = ["srt", "vtt", "ass", "cue", "audacity", "json"]
+    if cuesMode != nil && !cueFormats.contains(format) {
+        // It changed nothing there: say so rather than ignore it.
+        throw UsageError(message: "--cues chooses the cues of --format \(cueFormats.joined(separator: ", ")), not of \(format)")
+    }
     let sources = args.positional
     if sources.count > 1 && !["setlist", "json"].contains(format) {
         throw UsageError(message: "--format \(format) writes one recording; scan several recordings with --format setlist or json (or one call per recording)")

@@ -287,4 +287,14 @@ final class ReviewLeftoverTests: XCTestCase {
             assertOneLineError(r, "stub.wav: read failed: no audio could be decoded (corrupt audio skipped at 0.00 s")
         }
     }
+
+    /// A new user's check: `scan --cues annotations` with the default set-list (or csv, html)
+    /// format was silently ignored; it is refused in one line naming the formats it applies to.
+    func testCuesWithoutACueFormatIsRefused() throws {
+        for format in [nil, "csv", "html"] {
+            let r = try CLISupport.run(try CLISupport.soundmarkBinary(), ["scan", "--catalog", path("none.db"), "--cues", "annotations"]
+                                       + (format.map { ["--format", $0] } ?? []) + [Self.samples.appendingPathComponent("clip.mp3").path], in: work)
+            assertOneLineError(r, "--cues chooses the cues of --format srt, vtt, ass, cue, audacity, json, not of \(format ?? "setlist")")
+        }
+    }
 }
