@@ -36,6 +36,10 @@ func libraryFilter(_ args: ParsedArguments) throws -> LibraryFilter {
     var filter = LibraryFilter(source: args.value("source"), reference: args.value("reference"), recording: args.value("recording"))
     if let t = args.value("since") { filter.since = try parseTimeArgument(t, option: "since") }
     if let t = args.value("until") { filter.until = try parseTimeArgument(t, option: "until") }
+    if let since = filter.since, let until = filter.until, until < since {
+        // An empty range listed nothing (or removed nothing) without a word: a swapped pair.
+        throw UsageError(message: "--until \(args.value("until")!) is before --since \(args.value("since")!): the range holds no time")
+    }
     return filter
 }
 

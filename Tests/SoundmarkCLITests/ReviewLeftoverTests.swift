@@ -297,4 +297,18 @@ final class ReviewLeftoverTests: XCTestCase {
             assertOneLineError(r, "--cues chooses the cues of --format srt, vtt, ass, cue, audacity, json, not of \(format ?? "setlist")")
         }
     }
+
+    /// A new user's check: `--since` after `--until` (a swapped pair) listed "no airings" and
+    /// removed nothing, exit 0. It is refused in one line for every command that takes them.
+    func testASwappedTimeRangeIsRefused() throws {
+        let events = path("events.jsonl")
+        try #"{"activity_id":"a","material_id":"spot","time":"2026-12-01T10:00:00Z"}"#.write(toFile: events, atomically: true, encoding: .utf8)
+        let library = path("lib.db")
+        XCTAssertEqual(try soundmark("library", "import", "--library", library, events).status, 0)
+        for command in [["library", "list"], ["library", "remove"], ["report", "airings"], ["report", "counts"]] {
+            let r = try CLISupport.run(try CLISupport.soundmarkBinary(), command + ["--library", library, "--since", "2026-12-02", "--until", "2026-12-01"], in: work)
+            assertOneLineError(r, "--until 2026-12-01 is before --since 2026-12-02")
+        }
+        XCTAssertEqual(try soundmark("library", "list", "--library", library, "--since", "2026-12-01", "--until", "2026-12-02").stdout.split(separator: "\n").count, 1)
+    }
 }
