@@ -71,7 +71,12 @@ func runCatalogCopy(_ args: ParsedArguments) throws -> Int32 {
     if from == to { throw UsageError(message: "source and destination are the same catalog") }
     let source = try openCatalog(from, readOnly: true)
     let destination = try openCatalog(to, create: true)
-    if (try? catalogFilePath(from)) == destination.path { throw UsageError(message: "source and destination are the same catalog") }
+    // The same file however it is spelled (./a.db, a link to it): the same device and inode.
+    var a = stat(), b = stat()
+    let sameFile = stat(source.path, &a) == 0 && stat(destination.path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    if sameFile || (try? catalogFilePath(from)) == destination.path {
+        throw UsageError(message: "source and destination are the same catalog")
+    }
     let references = try source.references()
     for r in references {
         try destination.copyReference(id: r.item.id, from: source)

@@ -311,4 +311,15 @@ final class ReviewLeftoverTests: XCTestCase {
         }
         XCTAssertEqual(try soundmark("library", "list", "--library", library, "--since", "2026-12-01", "--until", "2026-12-02").stdout.split(separator: "\n").count, 1)
     }
+
+    /// A new user's check: `catalog copy a.db ./a.db` (the same file spelled another way, or a
+    /// link to it) copied every reference onto itself; it is refused as `a.db a.db` is.
+    func testCatalogCopyOntoItselfIsRefusedHoweverItIsSpelled() throws {
+        let db = path("a.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, Self.samples.appendingPathComponent("clip.mp3").path).status, 0)
+        try FileManager.default.createSymbolicLink(atPath: path("link.db"), withDestinationPath: "a.db")
+        for other in [work.path + "/./a.db", path("link.db")] {
+            assertOneLineError(try soundmark("catalog", "copy", db, other), "source and destination are the same catalog")
+        }
+    }
 }
