@@ -22,15 +22,7 @@ func writeOutputFile(_ data: Data, to path: String, what: String) throws {
     let written = direct ? target : target + ".part"
     let fd = open(written, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
-    var error: Int32 = 0
-    data.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-            if n < 0 { if errno == EINTR { continue }; error = errno; return }
-            offset += n
-        }
-    }
+    var error = writeAll(data, to: fd)
     if close(fd) != 0 && error == 0 { error = errno }
     if error == 0 && !direct && rename(written, target) != 0 { error = errno }
     if error != 0 {
@@ -43,14 +35,23 @@ func writeOutputFile(_ data: Data, to path: String, what: String) throws {
 /// - Throws: ``CommandError`` "cannot write standard output: reason" (a full disk, a closed pipe).
 func writeStandardOutput(_ data: Data) throws {
     fflush(stdout)
-    var error: Int32 = 0
-    data.withUnsafeBytes { raw in
+    let error = writeAll(data, to: STDOUT_FILENO)
+    if error != 0 { throw CommandError(message: "cannot write standard output: \(String(cString: strerror(error)))") }
+}
+
+/// Writes every byte of `data` to the file descriptor `fd` (retrying short and interrupted writes).
+/// - Returns: 0, or the `errno` of the write that failed.
+private func writeAll(_ data: Data, to fd: Int32) -> Int32 {
+    data.withUnsafeBytes { raw -> Int32 in
         var offset = 0
         while offset < raw.count {
-            let n = write(STDOUT_FILENO, raw.baseAddress! + offset, raw.count - offset)
-            if n < 0 { if errno == EINTR { continue }; error = errno; return }
+            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
             offset += n
         }
+        return 0
     }
-    if error != 0 { throw CommandError(message: "cannot write standard output: \(String(cString: strerror(error)))") }
 }
