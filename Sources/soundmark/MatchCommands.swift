@@ -86,7 +86,7 @@ func recordIdentified(_ source: String, _ result: IdentifiedClip, matcher: Match
 func reportIdentify(_ source: String, _ result: IdentifiedClip,
                     matcher: Matcher, format: String, several: Bool) throws -> Bool {
     let (signature, matches, decoder) = (result.signature, result.matches, result.decoder)
-    if signature.duration < 2 {
+    if signature.duration < 2 && decoder?.isTruncated != true { // a truncated file's warning said how much there is
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }

@@ -119,6 +119,9 @@ public final class MediaDecoder {
     private var warningsEmitted = 0
     /// Corrupt-data warnings from before the first decoded audio (see ``warn(_:holdable:)``).
     private var heldWarnings: [String] = []
+    /// Whether the input ended well before the length its header declares (a warning said so;
+    /// see `warnIfTruncated()`), once `nextChunk()` has returned `nil`.
+    public private(set) var isTruncated = false
     private static let maxWarnings = 25
 
     private static let configureLogging: Void = {
@@ -427,6 +430,7 @@ public final class MediaDecoder {
         let declared = start - origin + Double(stream.pointee.duration) * base
         let decoded = Double(samplesProduced + Int64(pendingCount)) / Double(outputRate)
         if declared - decoded > max(1, 0.02 * declared) {
+            isTruncated = true
             warn(String(format: "the audio ends at %.1f s but the file declares %.1f s: it is truncated", decoded, declared))
         }
     }
