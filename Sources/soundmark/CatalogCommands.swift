@@ -372,7 +372,6 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             }
         }
     }
-    let duplicates = args.has("allow-duplicates") ? nil : DuplicateCheck(catalog: catalog)
     // Files are decoded and fingerprinted on --jobs threads ahead of this loop, which stores
     // them one transaction each in input order: the catalog is the same whatever --jobs is.
     let configuration = catalog.configuration, verbose = args.has("verbose")
@@ -401,7 +400,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             /// The stored item with the explicitly given fields on top (the file, hence its tags, did not change).
             func refreshed(_ stored: MediaItem) -> MediaItem {
                 var item = stored
-                if let t = given.title { item.title = t }
+                if let t = MediaItem.nonBlank(given.title) { item.title = t }
                 if let t = given.subtitle { item.subtitle = t }
                 if let t = given.artist { item.artist = t }
                 if !properties.isEmpty || row?.properties != nil { item.properties = rowProperties }
@@ -445,16 +444,10 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
             }
             let fileName = input.nameParts.last ?? input.path
             var item = MediaItem(id: explicitID ?? input.id,
-                                 title: given.title ?? tags["title"] ?? fileName,
+                                 title: MediaItem.nonBlank(given.title) ?? MediaItem.nonBlank(tags["title"]) ?? fileName,
                                  subtitle: given.subtitle ?? tags["album"],
                                  artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
                                  properties: rowProperties)
-            if let other = try duplicates?.duplicate(of: signature, id: item.id) {
-                progress.finish()
-                printError("\(input.path): skipped, the same recording as '\(other)' (use --allow-duplicates to add it as '\(item.id)')")
-                progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
-                continue
-            }
             var outcome: AddOutcome?
             var level = input.idLevel
             var replacing = explicitID != nil
@@ -462,7 +455,8 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                 do {
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
                                                                 source: source, replacingOtherAudio: replacing, file: stamp,
-                                                                allowingDuplicateAudio: args.has("allow-duplicates"))
+                                                                allowingDuplicateAudio: args.has("allow-duplicates"),
+                                                                checkingSameRecording: true)
                 } catch SoundmarkError.idInUse(_, let id, let other) {
                     // The same file with new content (edited since it was added): replace it.
                     if let other, let source, absolutePath(other) == absolutePath(source) {
@@ -478,7 +472,13 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
                     item.id = next
                 }
             }
-            if outcome == .added || outcome == .replaced { duplicates?.didAdd(signature, as: item) }
+            if case .duplicate(let other) = outcome {
+                // Checked under the catalog's write lock: a copy another process stored meanwhile counts.
+                progress.finish()
+                printError("\(input.path): skipped, the same recording as '\(other)' (use --allow-duplicates to add it as '\(item.id)')")
+                progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
+                continue
+            }
             if args.has("shazam"), outcome != .unchanged { try storeShazamPeaks(of: input.path, id: item.id, in: catalog) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
@@ -601,6 +601,11 @@ func runCatalogRemove(_ args: ParsedArguments) throws -> Int32 {
 
 func runCatalogAnnotate(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try openCatalog(try required(args, "catalog"))
+    if (try? FileManager.default.attributesOfItem(atPath: args.positional[1])[.size] as? Int) == 0 {
+        // One line (the reader's "file is empty" warning and this error said it twice).
+        printError("\(args.positional[1]): an empty file, no annotations found; the stored ones are kept")
+        return Exit.error
+    }
     let annotations = try readAnnotations(args.positional[1], encoding: args.value("encoding"))
     if annotations.isEmpty {
         printError("\(args.positional[1]): no annotations found; the stored ones are kept")

@@ -12,7 +12,7 @@ let startTimeOption = OptionSpec(name: "start-time", value: "ISO-8601",
     help: "with --library: the wall-clock time of the recording's start (2026-12-01T08:00:00Z or with an offset), so its airings get wall-clock times")
 
 /// `--library FILE` of the library and report commands (the file must exist).
-let libraryOption = OptionSpec(name: "library", value: "FILE", help: "the recognition library file (required)")
+let libraryOption = OptionSpec(name: "library", value: "FILE", help: "the recognition library file, or a PostgreSQL catalog URI to read the library its workers wrote (required)")
 
 /// The filter options of `library list`, `library remove` and the reports.
 let libraryFilterOptions = [
@@ -36,6 +36,10 @@ func libraryFilter(_ args: ParsedArguments) throws -> LibraryFilter {
     var filter = LibraryFilter(source: args.value("source"), reference: args.value("reference"), recording: args.value("recording"))
     if let t = args.value("since") { filter.since = try parseTimeArgument(t, option: "since") }
     if let t = args.value("until") { filter.until = try parseTimeArgument(t, option: "until") }
+    if let since = filter.since, let until = filter.until, until < since {
+        // An empty range listed nothing (or removed nothing) without a word: a swapped pair.
+        throw UsageError(message: "--until \(args.value("until")!) is before --since \(args.value("since")!): the range holds no time")
+    }
     return filter
 }
 
@@ -64,6 +68,7 @@ struct LibraryTarget {
             return nil
         }
         guard !path.isEmpty || labelsOnly else { throw UsageError(message: "--library needs a non-empty value") }
+        try refusePostgresLibrary(path, "--library")
         let startTime = try args.value("start-time").map { try parseTimeArgument($0, option: "start-time") }
         let defaultSource = input == "-" ? "stdin" : input
         return LibraryTarget(path: path, source: args.value("source") ?? defaultSource, startTime: startTime)
@@ -138,9 +143,10 @@ final class MonitorRecorder {
     /// Adds received samples to the digest.
     func digest(_ samples: [Float]) { digest.append(samples) }
 
-    /// Appends an ended activity.
-    func ended(_ s: Segment) {
+    /// Appends an ended activity, with the payload of the audio marker it saw (if any).
+    func ended(_ s: Segment, marker: UInt32? = nil) {
         var a = s.airing(referenceDuration: durations[s.item.id])
+        a.marker = marker
         if let o = origin { a.wallStart = o + a.start; a.wallEnd = o + a.end }
         do {
             try library.append([a], toRecording: try recording())
@@ -176,7 +182,7 @@ func airingRow(_ a: Airing, digests: [Int64: String]) -> [String] {
      a.wallEnd.map(TimeText.iso) ?? "", a.reference, a.title ?? "", a.artist ?? "", csvSeconds(a.durationAired),
      a.fractionAired.map { TimeText.fixed($0, 4) } ?? "", csvSeconds(a.referenceStart), csvSeconds(a.referenceEnd),
      TimeText.fixed(a.confidence, 4), TimeText.fixed(a.frequencySkew, 4), TimeText.fixed(a.timeScale, 5),
-     a.marker.map { $0 ? "true" : "false" } ?? ""]
+     a.marker.map { "\($0)" } ?? ""]
 }
 
 /// One airing as JSON (the fields of ``airingColumns``, times in seconds, wall-clock times ISO-8601 UTC).
@@ -189,7 +195,7 @@ func airingJSON(_ a: Airing, digests: [Int64: String]) -> JSONOutput {
              ("fractionAired", a.fractionAired.map { .number($0, decimals: 4) } ?? .null),
              ("referenceStart", .seconds(a.referenceStart)), ("referenceEnd", .seconds(a.referenceEnd)),
              ("confidence", .number(a.confidence, decimals: 4)), ("frequencySkew", .number(a.frequencySkew, decimals: 4)),
-             ("timeScale", .number(a.timeScale, decimals: 5)), ("marker", a.marker.map { .bool($0) } ?? .null)])
+             ("timeScale", .number(a.timeScale, decimals: 5)), ("marker", a.marker.map { .integer(Int($0)) } ?? .null)])
 }
 
 /// ``airingJSON(_:digests:)`` as text, written without `String(format:)` (a year's export holds
@@ -212,7 +218,7 @@ func airingJSONText(_ a: Airing, digests: [Int64: String]) -> String {
     t += ",\"duration\":" + number(a.durationAired, 3) + ",\"fractionAired\":" + (a.fractionAired.map { number($0, 4) } ?? "null")
     t += ",\"referenceStart\":" + number(a.referenceStart, 3) + ",\"referenceEnd\":" + number(a.referenceEnd, 3)
     t += ",\"confidence\":" + number(a.confidence, 4) + ",\"frequencySkew\":" + number(a.frequencySkew, 4)
-    t += ",\"timeScale\":" + number(a.timeScale, 5) + ",\"marker\":" + (a.marker.map { $0 ? "true" : "false" } ?? "null") + "}"
+    t += ",\"timeScale\":" + number(a.timeScale, 5) + ",\"marker\":" + (a.marker.map { "\($0)" } ?? "null") + "}"
     return t
 }
 
@@ -241,15 +247,15 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
         var out = ""
         out.reserveCapacity(1 << 17)
         for a in airings {
-            let who = [a.title ?? a.reference, a.artist].compactMap { $0 }.joined(separator: " – ")
+            let who = [MediaItem.displayTitle(a.title, id: a.reference), MediaItem.nonBlank(a.artist)].compactMap { $0 }.joined(separator: " – ")
             let oneLine = who.contains(where: { $0.isNewline || $0 == "\t" })
-                ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline(titleFallback: a.reference) : who
+                ? MediaItem(id: a.reference, title: a.title, artist: a.artist).byline() : who
             out += a.wallStart.map(TimeText.iso) ?? "-"
             out += "  "; out += a.source; out += "  "
             out += TimeText.clock(a.start, milliseconds: true); out += " – "; out += TimeText.clock(a.end, milliseconds: true)
             out += "  "; out += oneLine; out += " ("; out += a.reference; out += ") from "
             out += TimeText.clock(a.referenceStart, milliseconds: true); out += ", confidence "; out += TimeText.fixed(a.confidence, 2)
-            if a.marker == true { out += ", marker" }
+            if let m = a.marker { out += ", marker "; out += "\(m)" }
             out += "\n"
             if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
         }
@@ -260,8 +266,11 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
 
 // MARK: - library commands
 
+/// The library of `--library` for reading: a file, or a snapshot of the library workers wrote
+/// on a PostgreSQL server (``postgresLibrarySnapshot(_:)``).
 func openLibrary(_ args: ParsedArguments) throws -> Library {
-    try Library(path: try required(args, "library"))
+    let path = try required(args, "library")
+    return PostgresLocation.isPostgres(path) ? try postgresLibrarySnapshot(path) : try Library(path: path)
 }
 
 func runLibraryList(_ args: ParsedArguments) throws -> Int32 {
@@ -313,6 +322,7 @@ func runLibraryShow(_ args: ParsedArguments) throws -> Int32 {
 }
 
 func runLibraryRemove(_ args: ParsedArguments) throws -> Int32 {
+    try refusePostgresLibrary(try required(args, "library"), "library remove")
     let library = try openLibrary(args)
     let filter = try libraryFilter(args)
     guard !filter.isEmpty else {
@@ -327,6 +337,7 @@ func runLibraryRemove(_ args: ParsedArguments) throws -> Int32 {
 }
 
 func runLibraryImport(_ args: ParsedArguments) throws -> Int32 {
+    try refusePostgresLibrary(try required(args, "library"), "library import")
     let input = args.positional[0]
     let startTime = try args.value("start-time").map { try parseTimeArgument($0, option: "start-time") }
     let text = try readTextInput(input)
@@ -335,6 +346,8 @@ func runLibraryImport(_ args: ParsedArguments) throws -> Int32 {
     if parsed.payloads.isEmpty && !parsed.warnings.isEmpty {
         throw CommandError(message: "\(name): no usable event on any line (\(parsed.warnings[0]))")
     }
+    // Every empty file has one digest: importing one replaced the last empty import, whatever its name.
+    if parsed.payloads.isEmpty { throw CommandError(message: "\(name): no events (an empty file); nothing imported") }
     for w in parsed.warnings { warn("\(name): \(w)") }
     var timeline = ActivityTimeline()
     var duration = 0.0

@@ -86,7 +86,7 @@ func recordIdentified(_ source: String, _ result: IdentifiedClip, matcher: Match
 func reportIdentify(_ source: String, _ result: IdentifiedClip,
                     matcher: Matcher, format: String, several: Bool) throws -> Bool {
     let (signature, matches, decoder) = (result.signature, result.matches, result.decoder)
-    if signature.duration < 2 {
+    if signature.duration < 2 && decoder?.isTruncated != true { // a truncated file's warning said how much there is
         warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
     }
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
@@ -295,6 +295,11 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
         throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
     }
+    let cueFormats = ["srt", "vtt", "ass", "cue", "audacity", "json"]
+    if cuesMode != nil && !cueFormats.contains(format) {
+        // It changed nothing there: say so rather than ignore it.
+        throw UsageError(message: "--cues chooses the cues of --format \(cueFormats.joined(separator: ", ")), not of \(format)")
+    }
     let sources = args.positional
     if sources.count > 1 && !["setlist", "json"].contains(format) {
         throw UsageError(message: "--format \(format) writes one recording; scan several recordings with --format setlist or json (or one call per recording)")
@@ -360,7 +365,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
     var airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
     // A segment whose audio marker was read: the library's marker trait.
-    for (i, m) in (marked ?? []).enumerated() where m.marker != nil { airings[i].marker = true }
+    for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
     if let target, let library, let digest = result.digest {
         try target.record(library, name: source, digest: digest, duration: duration, airings: airings, verbose: args.has("verbose"))
     }
@@ -372,7 +377,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     }
     let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
     let cues = useAnnotations ? mapped.map(\.cue)
-        : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline(titleFallback: $0.item.id)) }
+        : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline()) }
     if args.has("verbose") {
         printError(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
     }
@@ -405,7 +410,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         // An unidentified lead-in gets a track of its own and a stretch between segments is the
         // next segment's pregap, so that split tools break at every segment start.
         let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: plainText($0.text), performer: nil) }
-            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.title ?? $0.item.id, performer: $0.item.artist, end: $0.end) }
+            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.displayTitle, performer: MediaItem.nonBlank($0.item.artist), end: $0.end) }
         print(CueWriter.cueSheet(file: file, tracks: tracks, gapTitle: useAnnotations ? "(no cue)" : CueWriter.unidentifiedTitle),
               terminator: "")
     default:

@@ -71,7 +71,7 @@ final class MonitorWriter {
         }
         let position = s.referenceTime(at: time)
         if format == "setlist" {
-            let who = s.item.byline(titleFallback: s.item.id)
+            let who = s.item.byline()
             line(time, "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) \(who) (\(s.item.id)) at ref \(formatReferenceClock(position))" + note)
             return
         }
@@ -209,8 +209,13 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     session.onEvent = { event in
         switch event {
         case .segment(let event):
-            if let markerTracker { markerTracker.write(event) } else { writer.write(event) }
-            if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+            // The library records an ended activity as written: refined by its marker, with the payload.
+            if let markerTracker {
+                if let (segment, marker) = markerTracker.write(event) { recorder?.ended(segment, marker: marker) }
+            } else {
+                writer.write(event)
+                if let recorder, case .ended(_, let segment) = event { recorder.ended(segment) }
+            }
         case .gap(let time, let duration):
             writer.writeStream("gap", time: time, extra: [("duration", .seconds(duration))],
                                text: String(format: "gap      %.1f s without input", duration))

@@ -31,6 +31,8 @@ final class MonitorMarkers {
     /// Per activity: the payloads already reported and the reference it was refined to.
     private var seen: [Int: Set<UInt32>] = [:]
     private var refinedTo: [Int: MediaItem] = [:]
+    /// Per activity: the first payload it saw (what the library records for it).
+    private var firstPayload: [Int: UInt32] = [:]
     /// Windows decoded, in recording seconds, waiting until the recording passes their midpoint + ``settleSeconds``.
     private var pending: [MarkerDetection] = []
     /// Seconds past a window's midpoint before it is matched to the activities.
@@ -60,7 +62,10 @@ final class MonitorMarkers {
     }
 
     /// Writes a scanner event, keeping track of open activities (and the reference a marker refined them to).
-    func write(_ event: ScanEvent) {
+    /// - Returns: for an `ended` event, the activity's segment as written (refined to the
+    ///   marker's reference) and the first payload it saw, for the library; else nil.
+    @discardableResult
+    func write(_ event: ScanEvent) -> (segment: Segment, marker: UInt32?)? {
         var event = event
         let id: Int
         switch event {
@@ -79,7 +84,9 @@ final class MonitorMarkers {
         }
         let trait: [(String, JSONOutput)] = seen[id] == nil ? [] : [("trait", .object([("marker", .bool(true))]))]
         writer.write(event, extra: trait)
-        if case .ended = event { seen[id] = nil; refinedTo[id] = nil }
+        guard case .ended(_, let s) = event else { return nil }
+        defer { seen[id] = nil; refinedTo[id] = nil; firstPayload[id] = nil }
+        return (s, firstPayload[id])
     }
 
     /// Feeds decoded audio starting at recording time `start` (seconds).
@@ -119,6 +126,7 @@ final class MonitorMarkers {
             for (id, segment) in open.sorted(by: { $0.key < $1.key }) where segment.start <= latestStart {
                 guard seen[id]?.contains(w.payload) != true else { continue }
                 seen[id, default: []].insert(w.payload)
+                if firstPayload[id] == nil { firstPayload[id] = w.payload }
                 var s = segment
                 if s.end < w.end {
                     s.end = min(w.end, expected)

@@ -71,7 +71,12 @@ func runCatalogCopy(_ args: ParsedArguments) throws -> Int32 {
     if from == to { throw UsageError(message: "source and destination are the same catalog") }
     let source = try openCatalog(from, readOnly: true)
     let destination = try openCatalog(to, create: true)
-    if (try? catalogFilePath(from)) == destination.path { throw UsageError(message: "source and destination are the same catalog") }
+    // The same file however it is spelled (./a.db, a link to it): the same device and inode.
+    var a = stat(), b = stat()
+    let sameFile = stat(source.path, &a) == 0 && stat(destination.path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino
+    if sameFile || (try? catalogFilePath(from)) == destination.path {
+        throw UsageError(message: "source and destination are the same catalog")
+    }
     let references = try source.references()
     for r in references {
         try destination.copyReference(id: r.item.id, from: source)
@@ -282,7 +287,7 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
                                        digest: digest.hex, marked: marked)
         let mapped = try mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
         var airings = scanned.segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
-        for (i, m) in (marked ?? []).enumerated() where m.marker != nil { airings[i].marker = true }
+        for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
         if let t = job.startTime {
             for i in airings.indices { airings[i].wallStart = t + airings[i].start; airings[i].wallEnd = t + airings[i].end }
         }

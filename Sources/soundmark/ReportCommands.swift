@@ -28,17 +28,13 @@ func recordingNames(_ library: Library) throws -> [Int64: String] {
     Dictionary(try library.recordings().map { ($0.id, $0.name) }, uniquingKeysWith: { a, _ in a })
 }
 
-/// Writes a report to `--output FILE` (atomically: a temporary file renamed) or stdout.
+/// Writes a report to `--output FILE` (``writeOutputFile(_:to:what:)``: a temporary file renamed) or stdout.
 func writeReport(_ text: String, _ args: ParsedArguments) throws {
     guard let path = args.value("output"), path != "-" else {
         print(text, terminator: "")
         return
     }
-    do {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-    } catch {
-        throw CommandError(message: "cannot write \(path): \((error as NSError).localizedFailureReason ?? error.localizedDescription)")
-    }
+    try writeOutputFile(Data(text.utf8), to: path, what: "the report")
 }
 
 /// `soundmark report counts [--by day|week|source|reference]` (default: reference).
@@ -76,7 +72,7 @@ let reportCommands: [CommandSpec] = [
                 One row per airing of the library (filters as in 'library list'): source, recording (digest), start and end
                 in recording seconds, wall_start/wall_end (ISO-8601 UTC, when the recording's start time is known),
                 reference id, title, artist, duration aired (s), fraction of the reference aired (0…1), reference_start/
-                reference_end (s), confidence, frequency skew, time scale, marker (true/false, empty when not looked for).
+                reference_end (s), confidence, frequency skew, time scale, marker (the payload decoded, empty when none).
                 CSV is RFC 4180 (header row, CRLF, quoted fields where needed); JSON is {"airings":[…]} with the same
                 fields (camelCase); html is the page of 'report html'.
                 """,

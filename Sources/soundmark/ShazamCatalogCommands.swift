@@ -133,11 +133,7 @@ func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
         entries.append(ShazamCatalog.Entry(id: ref.item.id, signature: signature, mediaItems: items))
     }
     let data = ShazamCatalog(entries: entries).dataRepresentation
-    let tmp = output + ".part"
-    guard FileManager.default.createFile(atPath: tmp, contents: data), rename(tmp, output) == 0 else {
-        try? FileManager.default.removeItem(atPath: tmp)
-        throw SignatureReadError(message: "\(output): cannot write the catalog file")
-    }
+    try writeOutputFile(data, to: output, what: "the catalog file")
     printError("\(output): \(entries.count) signature(s), \(data.count) bytes")
     return Exit.ok
 }

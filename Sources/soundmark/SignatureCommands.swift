@@ -191,17 +191,9 @@ func runSignature(_ args: ParsedArguments) throws -> Int32 {
                 summary = String(format: "%.1f s, %d peaks", file.duration, file.sets.reduce(0) { $0 + $1.peaks.count })
             }
             if path == "-" {
-                FileHandle.standardOutput.write(data)
+                try writeStandardOutput(data)
             } else {
-                let tmp = path + ".part"
-                guard FileManager.default.createFile(atPath: tmp, contents: data) else {
-                    throw SignatureReadError(message: "\(path): cannot write the signature file")
-                }
-                guard rename(tmp, path) == 0 else {
-                    let reason = String(cString: strerror(errno))
-                    try? FileManager.default.removeItem(atPath: tmp)
-                    throw SignatureReadError(message: "\(path): cannot write the signature file: \(reason)")
-                }
+                try writeOutputFile(data, to: path, what: "the signature file")
                 printError("\(source) → \(path) (\(data.count) bytes, \(summary))")
             }
         } catch let e as UsageError {

@@ -51,6 +51,10 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
     let text = try readTextInput(args.positional[0])
     let parsed = TimelinePayload.parseLines(text)
     let name = args.positional[0] == "-" ? "<stdin>" : args.positional[0]
+    if parsed.payloads.isEmpty && parsed.warnings.isEmpty {
+        printError("\(name): no events (an empty file)")
+        return Exit.error
+    }
     if parsed.payloads.isEmpty && !parsed.warnings.isEmpty {
         if let usable = parsed.warnings.first(where: { !$0.hasSuffix(": not valid JSON") && !$0.hasSuffix(": not a JSON object") }) {
             // JSON objects, but none usable (an ill-typed or out-of-range field): name the first.

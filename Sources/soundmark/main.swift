@@ -20,9 +20,10 @@ func warn(_ message: String) {
 
 extension MediaItem {
     /// "title – artist" for text output, on one line: control characters (newlines, tabs,
-    /// escapes) become spaces. `titleFallback` stands in for a missing title.
-    func byline(titleFallback: String? = nil) -> String {
-        let text = [title ?? titleFallback, artist].compactMap { $0 }.joined(separator: " – ")
+    /// escapes) become spaces. A missing or blank title is the id (``MediaItem/displayTitle``),
+    /// a blank artist is left out.
+    func byline() -> String {
+        let text = [displayTitle, MediaItem.nonBlank(artist)].compactMap { $0 }.joined(separator: " – ")
         return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 }
@@ -93,6 +94,12 @@ func main() -> Int32 {
     }
 }
 
-let status = main()
-fflush(stdout)
+var status = main()
+// Output that could not be written (a full disk, /dev/full) is an error, not a silent success;
+// a reader that went away (a closed pipe) is not.
+let flushed = fflush(stdout) == 0, flushError = errno
+if (!flushed && flushError != EPIPE) || (flushed && ferror(stdout) != 0) {
+    printError("cannot write standard output" + (flushed ? "" : ": " + String(cString: strerror(flushError))))
+    status = Exit.error
+}
 exit(status)

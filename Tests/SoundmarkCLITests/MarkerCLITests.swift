@@ -216,6 +216,18 @@ final class MarkerCLITests: XCTestCase {
         let lateIDs = Set(late.compactMap { $0["activity_id"] as? String })
         XCTAssertTrue(events.filter { lateIDs.contains($0["activity_id"] as? String ?? "") }.allSatisfy { $0["trait"] == nil })
 
+        // Review: the library recorded only whether a marker was seen, and monitor's library the
+        // reference before its marker refined it. Both keep the refined reference and the payload.
+        for (command, name) in [(["scan", "--format", "json"], "scan"), (["monitor", "--catalog-poll", "0"], "monitor")] {
+            let library = path("\(name)-airings.db")
+            let r = try run(bin, command + ["--catalog", db, "--library", library, recording])
+            XCTAssertEqual(r.status, 0, r.err)
+            let list = try run(bin, ["library", "list", "--library", library, "--format", "json"])
+            let airings = (try JSONSerialization.jsonObject(with: Data(list.out.utf8)) as? [String: Any])?["airings"] as? [[String: Any]] ?? []
+            XCTAssertEqual(airings.map { "\($0["reference"] as? String ?? "?") \(($0["marker"] as? Int).map(String.init) ?? "-")" },
+                           ["forest -", "spot-b 222", "spot-a 111", "spot-a -"], "\(name): \(list.out)")
+        }
+
         // Without markers in the catalog the scan is the fingerprint's (both versions at every copy).
         XCTAssertEqual(try run(bin, ["catalog", "remove", "--catalog", db, "spot-a", "spot-b"]).status, 0)
         let plain = try run(bin, ["scan", "--catalog", db, "--format", "json", recording])

@@ -490,4 +490,85 @@ final class PostgresCLITests: XCTestCase {
         XCTAssertEqual(r.status, 2, r.err)
         XCTAssertTrue(r.err.contains("\(empty.path): a folder with no media files"), r.err)
     }
+
+    /// Review: workers write airings on the server, but no library or report command read them
+    /// there. `library list/show` and `report` read a PostgreSQL library (the same rows as a scan
+    /// into a library file gives); the commands that write a library file refuse it in one line.
+    func testLibraryAndReportCommandsReadWhatWorkersWrote() throws {
+        let uri = try newDatabase()
+        var r = try run(["library", "list", "--library", uri])
+        XCTAssertEqual(r.status, 2, r.err)
+        XCTAssertTrue(r.err.contains("holds no recognition library yet"), r.err)
+        XCTAssertEqual(r.err.split(separator: "\n").count, 1, r.err)
+        r = try run(["catalog", "add", "--catalog", uri, references])
+        XCTAssertEqual(r.status, 0, r.err)
+        let recording = Self.samples.appendingPathComponent("recording.mp3").path
+        r = try run(["queue", "add", "--catalog", uri, "--source", "Radio 1", recording, clip])
+        XCTAssertEqual(r.status, 0, r.err)
+        r = try run(["worker", "--catalog", uri])
+        XCTAssertEqual(r.status, 0, r.err)
+        let file = work.appendingPathComponent("airings.db").path
+        for media in [recording, clip] {
+            r = try run(["scan", "--catalog", uri, "--library", file, "--source", "Radio 1", media])
+            XCTAssertEqual(r.status, 0, r.err)
+        }
+        for command in [["library", "list", "--format", "csv"], ["library", "list"], ["report", "counts", "--by", "reference"],
+                        ["report", "airings", "--format", "json"], ["library", "show"]] {
+            let server = try run(command + ["--library", uri])
+            let local = try run(command + ["--library", file])
+            XCTAssertEqual(server.status, 0, server.err)
+            XCTAssertEqual(server.out, local.out, command.joined(separator: " "))
+        }
+        r = try run(["library", "list", "--library", uri, "--format", "csv"])
+        XCTAssertEqual(r.out.split(separator: "\r\n").count, 6, r.out) // the header, the recording's 4 plays and the clip
+        let html = work.appendingPathComponent("report.html").path
+        r = try run(["report", "html", "--library", uri, "--output", html])
+        XCTAssertEqual(r.status, 0, r.err)
+        XCTAssertTrue(try String(contentsOfFile: html, encoding: .utf8).contains("Radio 1"))
+        for command in [["library", "remove", "--source", "Radio 1"], ["library", "import", clip],
+                        ["scan", "--catalog", uri, clip]] {
+            r = try run(command + ["--library", server.uri(databaseName(uri), password: "s3cret")])
+            XCTAssertEqual(r.status, 2, r.err)
+            XCTAssertEqual(r.err.split(separator: "\n").count, 1, r.err)
+            XCTAssertTrue(r.err.contains("is written only by workers"), r.err)
+            XCTAssertFalse(r.err.contains("s3cret"), r.err)
+        }
+    }
+
+    /// Review of issue 10 item 5 on PostgreSQL: two machines adding copies of one recording at
+    /// once both stored it. The server's version row is held locked while both fingerprint, so
+    /// both write at the same time: one is stored, the other reported as the same recording.
+    func testConcurrentAddsOfOneRecordingStoreItOnce() throws {
+        let uri = try newDatabase()
+        let r = try run(["catalog", "add", "--catalog", uri, references + "/supertux-forest.ogg"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let wav = work.appendingPathComponent("knolls.wav").path, mp3 = work.appendingPathComponent("knolls.mp3").path
+        try TestServer.shell(["/usr/bin/ffmpeg", "-v", "error", "-y", "-t", "12", "-i", references + "/wesnoth-knolls.ogg", wav])
+        try TestServer.shell(["/usr/bin/ffmpeg", "-v", "error", "-y", "-i", wav, "-b:a", "128k", mp3])
+        let locker = Process()
+        locker.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+        locker.arguments = ["-X", "-q", "-h", server.socketFolder, "-p", "\(server.port)", "-U", "sm", "-d", databaseName(uri)]
+        let input = Pipe()
+        locker.standardInput = input
+        locker.standardOutput = FileHandle.nullDevice
+        try locker.run()
+        input.fileHandleForWriting.write(Data("BEGIN;\nSELECT value FROM meta WHERE key = 'version' FOR UPDATE;\n".utf8))
+        Thread.sleep(forTimeInterval: 1)
+        setenv("XDG_CACHE_HOME", work.appendingPathComponent("cache-a").path, 1)
+        let a = try launch(["catalog", "add", "--catalog", uri, wav], name: "a")
+        setenv("XDG_CACHE_HOME", work.appendingPathComponent("cache-b").path, 1)
+        let b = try launch(["catalog", "add", "--catalog", uri, mp3], name: "b")
+        Thread.sleep(forTimeInterval: 5)
+        input.fileHandleForWriting.write(Data("COMMIT;\n".utf8))
+        try input.fileHandleForWriting.close()
+        locker.waitUntilExit()
+        let (statusA, statusB) = (a.wait(), b.wait())
+        XCTAssertEqual(statusA, 0, output("a"))
+        XCTAssertEqual(statusB, 0, output("b"))
+        let messages = output("a") + output("b")
+        XCTAssertEqual(messages.split(separator: "\n").filter { $0.contains(": skipped, the same recording as 'knolls") }.count, 1, messages)
+        let ids = try listedIDs(uri)
+        XCTAssertEqual(ids.count, 2, "\(ids)")
+        XCTAssertEqual(ids.filter { $0.hasPrefix("knolls") }.count, 1, "\(ids)")
+    }
 }

@@ -96,7 +96,8 @@ public final class Catalog {
     /// The persistent index file next to the catalog: the catalog path with `.index` appended.
     public var indexPath: String { path + ".index" }
 
-    /// Opens a catalog, creating it when `create` is set and the file does not exist.
+    /// Opens a catalog, creating it when `create` is set and the file does not exist or is empty
+    /// (without `create` an empty file is refused as not a catalog).
     /// - Parameters:
     ///   - readOnly: open for reading only (matching, listing); a catalog in a folder this
     ///     process cannot write to is then read without locking.
@@ -127,6 +128,9 @@ public final class Catalog {
                 if try count("SELECT count(*) FROM sqlite_master WHERE type = 'table'") > 0 || readOnly {
                     throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog")
                 }
+                // An existing empty file becomes a catalog only where one is created (catalog
+                // add): remove, annotate or upgrade turned any empty file into a catalog.
+                guard create else { throw SoundmarkError.catalogUnreadable(path: path, reason: "not a soundmark catalog (an empty file)") }
                 try createSchema()
             }
             try checkMeta(upgrading: upgrading)
@@ -263,6 +267,13 @@ public final class Catalog {
     ///   - source: the file it came from, kept for `catalog show`.
     ///   - allowingDuplicateAudio: when `true`, audio already stored under another id is stored
     ///     again under this one (`catalog add --allow-duplicates`); default `false`: ``AddOutcome/duplicate(of:)``.
+    ///   - checkingSameRecording: when `true` (and duplicates are not allowed), audio that is the
+    ///     same recording as a reference stored under another id (``Matcher/sameRecording(as:)``:
+    ///     a re-encoding, a resampled copy) is ``AddOutcome/duplicate(of:)`` too. The check reads
+    ///     only the stored references of the signature's length and runs inside the write
+    ///     transaction, after what other writers committed (on PostgreSQL, after the server's
+    ///     changes are pulled under its lock): two processes adding copies of one recording at
+    ///     once store it once. Default `false`: only identical postings are duplicates.
     ///   - replacingOtherAudio: when `false`, an id already holding other audio is refused with
     ///     ``SoundmarkError/idInUse(path:id:source:)`` instead of replaced (default `true`).
     ///   - file: the stamp of the source file, stored so that re-adding it unchanged can be
@@ -278,7 +289,7 @@ public final class Catalog {
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
                                       annotations: [Annotation]? = nil, source: String? = nil,
                                       replacingOtherAudio: Bool = true, file: FileStamp? = nil,
-                                      allowingDuplicateAudio: Bool = false) throws -> AddOutcome {
+                                      allowingDuplicateAudio: Bool = false, checkingSameRecording: Bool = false) throws -> AddOutcome {
         guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
@@ -298,6 +309,10 @@ public final class Catalog {
                 var sameIDs: [String] = []
                 while try same.step() { sameIDs.append(same.string(0) ?? "") }
                 if !sameIDs.isEmpty && !sameIDs.contains(item.id) && !allowingDuplicateAudio { return .duplicate(of: sameIDs[0]) }
+                if checkingSameRecording && !allowingDuplicateAudio && !sameIDs.contains(item.id),
+                   let other = try storedSameRecording(as: signature, excluding: item.id) {
+                    return .duplicate(of: other)
+                }
                 let existing = try reference(id: item.id)
                 if let existing, sameIDs.contains(item.id) {
                     var changed = false
@@ -332,6 +347,18 @@ public final class Catalog {
         } catch {
             throw SoundmarkError.catalogWriteFailed(path: path, reason: "\(error)")
         }
+    }
+
+    /// The id of a stored reference other than `id` that holds the same recording as `signature`
+    /// (``Matcher/sameRecording(as:)``), reading only the references of its length (within 1 s
+    /// or 1 %): inside the caller's transaction.
+    private func storedSameRecording(as signature: Signature, excluding id: String) throws -> String? {
+        let tolerance = max(1, 0.01 * signature.duration), rate = Double(configuration.sampleRate)
+        let low = Int64(((signature.duration - tolerance) * rate).rounded(.down))
+        let high = Int64(((signature.duration + tolerance) * rate).rounded(.up))
+        let index = try decodeIndex(filter: "WHERE r.sample_count BETWEEN ? AND ? AND r.id <> ?", low, high, id)
+        guard !index.references.isEmpty, let hit = Matcher(index: index).sameRecording(as: signature) else { return nil }
+        return index.references[hit.referenceIndex].item.id
     }
 
     private func storeStamp(_ file: FileStamp, id: String) throws {
@@ -552,14 +579,15 @@ public final class Catalog {
         }
     }
 
-    /// Decodes every reference's postings from SQLite into an in-memory index (inside the
-    /// caller's read transaction), checking each blob's CRC-32.
-    private func decodeIndex() throws -> CatalogIndex {
-        let q = try db.prepare("SELECT \(infoColumns), r.postings FROM reference r ORDER BY r.id")
+    /// Decodes the postings of every reference (of those `filter`, an SQL `WHERE` clause on
+    /// `reference r` with `values` bound to it, selects) from SQLite into an in-memory index
+    /// (inside the caller's transaction), checking each blob's CRC-32.
+    private func decodeIndex(filter: String = "", _ values: Any?...) throws -> CatalogIndex {
+        let q = try db.prepare("SELECT \(infoColumns), r.postings FROM reference r \(filter) ORDER BY r.id").bind(array: values)
         let blobColumn: Int32 = 14
         var infos: [ReferenceInfo] = []
         var hashes: [UInt32] = [], entries: [UInt64] = []
-        let total = try count("SELECT coalesce(sum(posting_count), 0) FROM reference")
+        let total = filter.isEmpty ? try count("SELECT coalesce(sum(posting_count), 0) FROM reference") : 0
         hashes.reserveCapacity(total)
         entries.reserveCapacity(total)
         while try q.step() {

@@ -117,6 +117,11 @@ public final class MediaDecoder {
     /// `networkTimeout` of init, seconds, for the stall warning (0 for UDP, which ends quietly).
     private let networkTimeout: Double
     private var warningsEmitted = 0
+    /// Corrupt-data warnings from before the first decoded audio (see ``warn(_:holdable:)``).
+    private var heldWarnings: [String] = []
+    /// Whether the input ended well before the length its header declares (a warning said so;
+    /// see `warnIfTruncated()`), once `nextChunk()` has returned `nil`.
+    public private(set) var isTruncated = false
     private static let maxWarnings = 25
 
     private static let configureLogging: Void = {
@@ -260,6 +265,11 @@ public final class MediaDecoder {
             dropLast(samplesProduced + Int64(pendingCount) - limit)
         }
         guard pendingCount > 0 else { return nil }
+        if !heldWarnings.isEmpty {
+            let held = heldWarnings
+            heldWarnings = []
+            for message in held { warn(message) }
+        }
         let wanted = min(chunkSize, pendingCount)
         var samples: [Float] = []
         samples.reserveCapacity(wanted)
@@ -397,6 +407,32 @@ public final class MediaDecoder {
         try decode(packet: nil)
         try drainResampler()
         finished = true
+        if let first = heldWarnings.first, samplesProduced == 0 && pendingCount == 0 {
+            // Nothing but corrupt data (a file cut inside its first frames): one error, not a
+            // warning per packet and then "no audio".
+            throw MediaDecodingError.readFailed(path: source, reason: "no audio could be decoded (\(first))")
+        }
+        warnIfTruncated()
+    }
+
+    /// A local file whose audio ends well before the length its header declares (a WAV's data
+    /// size, an MP4 track's duration, an MP3's Xing frame count: not a bit-rate estimate) was cut
+    /// short: decoding simply ends there, so say so (`catalog add` would store the shorter audio).
+    private func warnIfTruncated() {
+        guard !isNetwork, source != "-", let fmt = formatContext, streamIndex >= 0, streamIndex < Int(fmt.pointee.nb_streams),
+              let stream = fmt.pointee.streams[streamIndex], av_fmt_ctx_get_duration_estimation_method(fmt) != AVFMT_DURATION_FROM_BITRATE
+        else { return }
+        let nopts = soundmark_av_nopts_value()
+        guard stream.pointee.duration != nopts, stream.pointee.duration > 0, stream.pointee.time_base.den > 0 else { return }
+        let base = Double(stream.pointee.time_base.num) / Double(stream.pointee.time_base.den)
+        let start = stream.pointee.start_time != nopts ? Double(stream.pointee.start_time) * base : 0
+        let origin = fmt.pointee.start_time != nopts ? max(0, Double(fmt.pointee.start_time) / 1_000_000) : 0
+        let declared = start - origin + Double(stream.pointee.duration) * base
+        let decoded = Double(samplesProduced + Int64(pendingCount)) / Double(outputRate)
+        if declared - decoded > max(1, 0.02 * declared) {
+            isTruncated = true
+            warn(String(format: "the audio ends at %.1f s but the file declares %.1f s: it is truncated", decoded, declared))
+        }
     }
 
     /// Decodes one block with libvorbisfile and resamples it; at the end, flushes the resampler.
@@ -470,7 +506,7 @@ public final class MediaDecoder {
             }
             if sent < 0 && sent != soundmark_averror_eof() && sent != soundmark_averror(EAGAIN) {
                 damageSinceLastFrame = true
-                warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))")
+                warn("corrupt packet skipped at \(positionString()): \(MediaDecoder.errorString(sent))", holdable: true)
             }
             break
         }
@@ -487,7 +523,7 @@ public final class MediaDecoder {
             }
             if received < 0 {
                 damageSinceLastFrame = true
-                warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))")
+                warn("corrupt audio skipped at \(positionString()): \(MediaDecoder.errorString(received))", holdable: true)
                 return
             }
             defer { av_frame_unref(frame) }
@@ -599,7 +635,14 @@ public final class MediaDecoder {
 
     /// Passes `message`, prefixed with the input's name, to the warning handler; a message
     /// equal to the previous one is not repeated, and after ``maxWarnings`` the rest are dropped.
-    private func warn(_ message: String) {
+    /// A `holdable` message (corrupt data) that comes before any audio was decoded waits in
+    /// ``heldWarnings``: passed on with the first audio, or, when none comes, the reason of the
+    /// one error (``MediaDecodingError/readFailed(path:reason:)``) instead of a warning each.
+    private func warn(_ message: String, holdable: Bool = false) {
+        if holdable && samplesProduced == 0 && pendingCount == 0 && !finished {
+            if heldWarnings.count < MediaDecoder.maxWarnings { heldWarnings.append(message) }
+            return
+        }
         guard let warningHandler, message != lastWarning else { return }
         lastWarning = message
         warningsEmitted += 1

@@ -18,8 +18,9 @@ public enum MediaDecodingError: Error, LocalizedError, Equatable {
     /// FFmpeg's codec name (e.g. "alac", "none").
     case decoderUnavailable(path: String, codec: String)
     /// An unrecoverable error happened while reading or decoding (out of memory,
-    /// a resampler failure, an input that fails before yielding any audio).
-    /// Corrupt packets and truncated files do not throw this.
+    /// a resampler failure, an input that fails before yielding any audio, an input whose
+    /// every packet is corrupt: "no audio could be decoded (…)"). Corrupt packets among good
+    /// ones and truncated files do not throw this (they give warnings).
     case readFailed(path: String, reason: String)
 
     /// One line naming the input and the cause.

@@ -92,14 +92,16 @@ public struct Airing: Equatable, Sendable {
     public var frequencySkew: Double
     /// Time scale: reference seconds per recording second (1 for a clean airing).
     public var timeScale: Double
-    /// Whether an audio marker was found in the airing; nil when not looked for.
-    public var marker: Bool?
+    /// The payload of the audio marker decoded in the airing (``SegmentMarker/payload``, 32 bits);
+    /// nil when none was decoded or looked for, or a recogniser reported a marker without its
+    /// payload. (Libraries written before payloads were stored hold 1 for "a marker was seen".)
+    public var marker: UInt32?
 
     /// Creates an airing.
     public init(id: Int64 = 0, recording: Int64 = 0, source: String = "", reference: String, title: String? = nil,
                 artist: String? = nil, referenceDuration: Double? = nil, start: Double, end: Double,
                 wallStart: Double? = nil, wallEnd: Double? = nil, referenceStart: Double, referenceEnd: Double,
-                confidence: Double, frequencySkew: Double = 0, timeScale: Double = 1, marker: Bool? = nil) {
+                confidence: Double, frequencySkew: Double = 0, timeScale: Double = 1, marker: UInt32? = nil) {
         self.id = id
         self.recording = recording
         self.source = source
@@ -214,7 +216,8 @@ public final class Library {
 
     /// Opens a library file, creating it (and its tables) when `create` is set.
     /// - Throws: ``LibraryError/unreadable(path:reason:)`` when the file (or, to create it, its
-    ///   folder) is missing, is a directory, or is another SQLite database (a catalog).
+    ///   folder) is missing, is a directory, is another SQLite database (a catalog) or, without
+    ///   `create`, an empty file.
     public init(path: String, create: Bool = false) throws {
         self.path = path
         var isDirectory: ObjCBool = false
@@ -236,6 +239,9 @@ public final class Library {
                 if try any.step(), any.int(0) > 0 {
                     throw LibraryError.unreadable(path: path, reason: "not a soundmark library (another SQLite database, a catalog?)")
                 }
+                // An existing empty file becomes a library only where one is written (scan,
+                // identify, monitor, library import): library list/remove made any empty file one.
+                guard create else { throw LibraryError.unreadable(path: path, reason: "not a soundmark library (an empty file)") }
                 try createSchema()
             }
             let version = try db.prepare("SELECT value FROM library_meta WHERE key = 'format_version'")
@@ -386,7 +392,7 @@ public final class Library {
             if let known = items[a.reference] { item = known } else { item = try itemID(for: a); items[a.reference] = item }
             let day: Int? = a.wallStart.map { Int(($0 / 86_400).rounded(.down)) }
             try statement.bind(recording, source, item, a.start, a.end, a.wallStart, a.wallEnd, day, a.referenceStart,
-                               a.referenceEnd, a.confidence, a.frequencySkew, a.timeScale, a.marker.map { $0 ? 1 : 0 }).run()
+                               a.referenceEnd, a.confidence, a.frequencySkew, a.timeScale, a.marker.map { Int64($0) }).run()
         }
     }
 
@@ -450,7 +456,7 @@ public final class Library {
                                   wallStart: q.isNull(9) ? nil : q.double(9), wallEnd: q.isNull(10) ? nil : q.double(10),
                                   referenceStart: q.double(11), referenceEnd: q.double(12), confidence: q.double(13),
                                   frequencySkew: q.double(14), timeScale: q.double(15),
-                                  marker: q.isNull(16) ? nil : q.int(16) != 0))
+                                  marker: q.isNull(16) ? nil : UInt32(truncatingIfNeeded: q.int(16))))
             }
             return out
         }

@@ -121,7 +121,7 @@ public enum ReportHTML {
             let fractions = group.compactMap(\.fractionAired)
             let fraction = fractions.isEmpty ? "–" : String(format: "%.0f %%", 100 * fractions.reduce(0, +) / Double(fractions.count))
             let confidence = group.reduce(0) { $0 + $1.confidence } / Double(group.count)
-            html += "<tr><td><span style=\"color:\(colours[ref]!)\">■</span> \(escape(ref))</td><td>\(escape(group[0].title ?? ""))</td>"
+            html += "<tr><td><span style=\"color:\(colours[ref]!)\">■</span> \(escape(ref))</td><td>\(escape(MediaItem.displayTitle(group[0].title, id: ref)))</td>"
             html += "<td>\(escape(group[0].artist ?? ""))</td><td class=\"num\">\(group.count)</td><td class=\"num\">\(clock(airtime))</td>"
             html += "<td class=\"num\">\(fraction)</td><td class=\"num\">\(String(format: "%.2f", confidence))</td></tr>\n"
         }
@@ -213,7 +213,7 @@ public enum ReportHTML {
         }
         func x(_ t: Double, _ k: Int) -> Double { panelLeft[k] + (t - panels[k].lo) / (panels[k].hi - panels[k].lo) * panelWidth[k] }
         func y(_ r: Double) -> Double { top + (1 - (r - refMin) / (refMax - refMin)) * (h - top - bottom) }
-        let name = group[0].title.map { "\($0) (\(reference))" } ?? reference
+        let name = MediaItem.nonBlank(group[0].title).map { "\($0) (\(reference))" } ?? reference
         var s = "<figure><figcaption>\(escape(name))</figcaption>\n"
         s += "<svg class=\"alignment\" viewBox=\"0 0 \(n(w)) \(n(h))\" width=\"\(n(w))\" role=\"group\" aria-label=\"alignment of \(escape(reference))\">\n"
         for k in panels.indices {
@@ -252,7 +252,9 @@ public enum ReportHTML {
 
     /// The one-line details of an airing.
     static func details(_ a: Airing, wall: Bool) -> String {
-        var parts = [[a.title, a.artist].compactMap { $0 }.joined(separator: " – ") + " (\(a.reference))", a.source]
+        // "title – artist (id)"; an airing without a title is named by its id alone.
+        let who = [MediaItem.displayTitle(a.title, id: a.reference), MediaItem.nonBlank(a.artist)].compactMap { $0 }.joined(separator: " – ")
+        var parts = [MediaItem.nonBlank(a.title) == nil ? who : who + " (\(a.reference))", a.source]
         if let ws = a.wallStart {
             parts.append("\(iso(ws)) to \(iso(a.wallEnd ?? ws + a.durationAired))")
         }
@@ -262,7 +264,7 @@ public enum ReportHTML {
         parts.append(String(format: "confidence %.2f", a.confidence))
         if abs(a.frequencySkew) >= 0.0005 { parts.append(String(format: "skew %+.1f %%", a.frequencySkew * 100)) }
         if abs(a.timeScale - 1) >= 0.0005 { parts.append(String(format: "speed %.3f", a.timeScale)) }
-        if a.marker == true { parts.append("marker") }
+        if let m = a.marker { parts.append("marker \(m)") }
         return parts.joined(separator: " · ")
     }
 

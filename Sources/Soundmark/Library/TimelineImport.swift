@@ -13,7 +13,8 @@ public enum TimelineImport {
     ///   payload's `time`); else none.
     /// - Reference times: the numeric `referenceStart` field, else the first-seen `position`;
     ///   the end follows at time scale 1. `confidence` and `frequencySkew` fields when numeric
-    ///   (else 0); `title` and `artist` fields; the marker when a payload reported one.
+    ///   (else 0); `title` and `artist` fields; the marker payload when a payload reported a
+    ///   marker with its `marker` field (monitor's `{"payload": N}` or a number).
     /// Why an imported airing cannot be stored, or `nil`: its times (seconds) must be finite and
     /// in 0…10^9 with the end not before the start, its reference start finite within ±10^9,
     /// its confidence in 0…1 and its frequency skew finite within ±1 (events from another
@@ -58,8 +59,21 @@ public enum TimelineImport {
                               referenceStart: referenceStart, referenceEnd: referenceStart + (end - start),
                               confidence: row.fields["confidence"]?.numberValue ?? 0,
                               frequencySkew: row.fields["frequencySkew"]?.numberValue ?? 0,
-                              marker: row.marker ? true : nil))
+                              marker: row.marker ? markerPayload(row.fields["marker"]) : nil))
         }
         return out
+    }
+
+    /// The payload of a `marker` field: monitor's object (`{"payload": N, …}`) or a bare number;
+    /// nil when it holds none (a recogniser that reports only the marker trait).
+    static func markerPayload(_ value: TimelineValue?) -> UInt32? {
+        var number: Double?
+        switch value {
+        case .number(let n)?: number = n
+        case .object(let members)?: if case .number(let n)? = members["payload"] { number = n }
+        default: break
+        }
+        guard let number, number >= 0, number <= Double(UInt32.max), number == number.rounded() else { return nil }
+        return UInt32(number)
     }
 }

@@ -34,7 +34,7 @@ public struct QueuedJob: Equatable, Sendable {
 /// - `library_recording(id, digest UNIQUE, name, source, duration, wall_start, added_at, job_id)`
 ///   and `library_airing(id, recording, job_id, source, reference, title, artist,
 ///   reference_duration, start, end, wall_start, wall_end, reference_start, reference_end,
-///   confidence, frequency_skew, time_scale, marker)`: the recognition library's recordings and
+///   confidence, frequency_skew, time_scale, marker)` (marker: the payload decoded, bigint): the recognition library's recordings and
 ///   airings (see ``Library``), with the reference's title, artist and duration copied in as
 ///   the SQLite library does; a recording is known by its audio digest, and the same audio
 ///   recorded again replaces its airings.
@@ -91,10 +91,16 @@ public final class WorkQueue {
                     wall_start double precision, wall_end double precision,
                     reference_start double precision NOT NULL, reference_end double precision NOT NULL,
                     confidence double precision NOT NULL, frequency_skew double precision NOT NULL,
-                    time_scale double precision NOT NULL, marker boolean);
+                    time_scale double precision NOT NULL, marker bigint);
                 CREATE INDEX IF NOT EXISTS library_airing_recording ON library_airing(recording, start);
                 CREATE INDEX IF NOT EXISTS library_airing_job ON library_airing(job_id);
                 """)
+            // Tables of an earlier soundmark held a boolean there: the payload was not kept.
+            let old = try db.query("""
+                SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                AND table_name = 'library_airing' AND column_name = 'marker' AND data_type = 'boolean'
+                """)
+            if old.rowCount > 0 { try db.execute("ALTER TABLE library_airing ALTER COLUMN marker TYPE bigint USING NULL") }
         }
     }
 
@@ -171,13 +177,13 @@ public final class WorkQueue {
                 try db.query("""
                     INSERT INTO library_airing(recording, job_id, source, reference, title, artist, reference_duration, start, "end",
                         wall_start, wall_end, reference_start, reference_end, confidence, frequency_skew, time_scale, marker)
-                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17::boolean)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
                     """, [.int(id), .int(job.id), .text(recording.source), .text(a.reference), a.title.map { .text($0) } ?? .null,
                           a.artist.map { .text($0) } ?? .null, a.referenceDuration.map { .double($0) } ?? .null,
                           .double(a.start), .double(a.end), a.wallStart.map { .double($0) } ?? .null,
                           a.wallEnd.map { .double($0) } ?? .null, .double(a.referenceStart), .double(a.referenceEnd),
                           .double(a.confidence), .double(a.frequencySkew), .double(a.timeScale),
-                          a.marker.map { .text($0 ? "true" : "false") } ?? .null])
+                          a.marker.map { .int(Int64($0)) } ?? .null])
             }
             try db.query("""
                 UPDATE job SET state = 'done', report = $2, finished_at = now(), lease_until = NULL, error = NULL WHERE id = $1
@@ -232,5 +238,47 @@ public final class WorkQueue {
         let r = try db().query("SELECT (SELECT count(*) FROM library_recording WHERE job_id = $1), (SELECT count(*) FROM library_airing WHERE job_id = $1)",
                                [.int(id)])
         return (Int(r.int(0, 0)), Int(r.int(0, 1)))
+    }
+
+    /// Every recording the workers stored (`library_recording`, ordered by id) with its airings
+    /// (`library_airing`, by recording time), read in one REPEATABLE READ snapshot: what
+    /// `library` and `report` commands read from a PostgreSQL library.
+    /// - Returns: nil when the database holds no library tables (no worker has run there).
+    /// - Throws: ``PostgresFailure``.
+    public func libraryContents() throws -> [(recording: LibraryRecording, airings: [Airing])]? {
+        let db = try db()
+        return try db.transaction("ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            let tables = try db.query("""
+                SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()
+                AND table_name IN ('library_recording', 'library_airing')
+                """)
+            guard tables.int(0, 0) == 2 else { return nil }
+            let r = try db.query("SELECT id, digest, name, source, duration, wall_start, added_at FROM library_recording ORDER BY id")
+            var out: [(recording: LibraryRecording, airings: [Airing])] = []
+            var position: [Int64: Int] = [:]
+            for row in 0..<r.rowCount {
+                position[r.int(row, 0)] = out.count
+                out.append((LibraryRecording(id: r.int(row, 0), digest: r.string(row, 1) ?? "", name: r.string(row, 2) ?? "",
+                                             source: r.string(row, 3) ?? "", duration: r.double(row, 4),
+                                             wallStart: r.isNull(row, 5) ? nil : r.double(row, 5), addedAt: r.double(row, 6)), []))
+            }
+            let a = try db.query("""
+                SELECT recording, source, reference, title, artist, reference_duration, start, "end", wall_start, wall_end,
+                       reference_start, reference_end, confidence, frequency_skew, time_scale, marker
+                FROM library_airing ORDER BY recording, start, id
+                """)
+            for row in 0..<a.rowCount {
+                guard let n = position[a.int(row, 0)] else { continue }
+                func optional(_ c: Int) -> Double? { a.isNull(row, c) ? nil : a.double(row, c) }
+                out[n].airings.append(Airing(source: a.string(row, 1) ?? "", reference: a.string(row, 2) ?? "",
+                                             title: a.string(row, 3), artist: a.string(row, 4), referenceDuration: optional(5),
+                                             start: a.double(row, 6), end: a.double(row, 7), wallStart: optional(8),
+                                             wallEnd: optional(9), referenceStart: a.double(row, 10), referenceEnd: a.double(row, 11),
+                                             confidence: a.double(row, 12), frequencySkew: a.double(row, 13),
+                                             timeScale: a.double(row, 14),
+                                             marker: a.isNull(row, 15) ? nil : UInt32(truncatingIfNeeded: a.int(row, 15))))
+            }
+            return out
+        }
     }
 }

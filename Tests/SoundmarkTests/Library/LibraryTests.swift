@@ -184,18 +184,21 @@ final class LibraryTests: XCTestCase {
     func testRecogniserCallbacksWithISOTimesGetWallClockTimes() throws {
         let lines = [
             #"{"activity_id":"x1","material_id":"spot-a","time":"2026-12-01T08:00:10Z","position":2}"#,
-            #"{"activity_id":"x1","material_id":"spot-a","time":"2026-12-01T08:00:20Z","trait":{"marker":true}}"#,
-            #"{"activity_id":"x2","material_id":"spot-b","time":"2026-12-01T09:00:30+01:00"}"#,
+            #"{"activity_id":"x1","material_id":"spot-a","time":"2026-12-01T08:00:20Z","trait":{"marker":true},"marker":{"payload":222,"windows":2}}"#,
+            #"{"activity_id":"x2","material_id":"spot-b","time":"2026-12-01T09:00:30+01:00","trait":{"marker":true},"marker":7}"#,
+            #"{"activity_id":"x3","material_id":"spot-c","time":"2026-12-01T09:00:40+01:00","trait":{"marker":true}}"#,
         ]
         let rows = ActivityTimeline(payloads: TimelinePayload.parseLines(lines.joined(separator: "\n")).payloads).rows
         let airings = TimelineImport.airings(from: rows)
-        XCTAssertEqual(airings.map(\.reference), ["spot-a", "spot-b"])
+        XCTAssertEqual(airings.map(\.reference), ["spot-a", "spot-b", "spot-c"])
         // Recording times count from the first callback; spot-a lasts until spot-b (08:00:30 UTC) closes it.
         XCTAssertEqual(airings[0].start, 0)
         XCTAssertEqual(airings[0].end, 20)
         XCTAssertEqual(try XCTUnwrap(airings[0].wallStart), morning + 10, accuracy: 1e-6)
         XCTAssertEqual(airings[0].referenceStart, 2)
-        XCTAssertEqual(airings[0].marker, true)
+        // Review: the library kept only whether a marker was seen; it keeps the payload (monitor's
+        // marker object or a bare number), none when the recogniser gave only the trait.
+        XCTAssertEqual(airings.map(\.marker), [222, 7, nil])
         XCTAssertEqual(airings[1].start, 20)
         XCTAssertEqual(try XCTUnwrap(airings[1].wallStart), morning + 30, accuracy: 1e-6)
     }

@@ -13,7 +13,7 @@ final class ReportHTMLTests: XCTestCase {
             Airing(recording: 1, source: "radio <1>", reference: "spot-a", title: "Fish & \"Chips\"", referenceDuration: 30,
                    start: 100, end: 110, referenceStart: 20, referenceEnd: 30, confidence: 0.8),
             Airing(recording: 2, source: "tv", reference: "spot-b", start: 5, end: 6, referenceStart: 2, referenceEnd: 3.05,
-                   confidence: 0.7, frequencySkew: 0.05, timeScale: 1.05, marker: true),
+                   confidence: 0.7, frequencySkew: 0.05, timeScale: 1.05, marker: 222),
         ]
         let page = ReportHTML.page(airings, title: "Report <&>", recordingNames: [1: "/data/day1.ts", 2: "tv.mp4"])
         XCTAssertEqual(count("<rect class=\"airing\"", in: page), 3)
@@ -27,7 +27,12 @@ final class ReportHTMLTests: XCTestCase {
         XCTAssertTrue(page.contains("&lt;script&gt;x&lt;/script&gt;"))
         XCTAssertFalse(page.contains("http://") || page.contains("https://") || page.contains("src="))
         let details = ReportHTML.details(airings[2], wall: false)
-        XCTAssertEqual(details, " (spot-b) · tv · recording 00:00:05.000–00:00:06.000 · reference 00:00:02.000–00:00:03.050 · aired 1.0 s · confidence 0.70 · skew +5.0 % · speed 1.050 · marker")
+        // Review: an airing without a title showed " (spot-b)", and the marker only as a flag.
+        XCTAssertEqual(details, "spot-b · tv · recording 00:00:05.000–00:00:06.000 · reference 00:00:02.000–00:00:03.050 · aired 1.0 s · confidence 0.70 · skew +5.0 % · speed 1.050 · marker 222")
+        let untitled = ReportHTML.details(Airing(source: "tv", reference: "spot-c", title: " ", artist: "", start: 0, end: 1,
+                                                 referenceStart: 0, referenceEnd: 1, confidence: 0.9), wall: false)
+        XCTAssertTrue(untitled.hasPrefix("spot-c · tv · recording"), untitled)
+        XCTAssertTrue(page.contains("<td>spot-b</td>"), "the summary's title column falls back to the id")
     }
 
     func testWallClockPagesHaveALanePerSourceAndAClockAxis() {
