@@ -141,6 +141,9 @@ public final class Scanner {
     private var referenceFrameCache: [Int: [UInt32]] = [:]
     /// ``referencePeaks(_:)`` of recent references.
     private var referencePeakCache: [Int: [PeakEdge.Peak]] = [:]
+    /// The recording's recent spectrum (``consumeSpectrum(frame:levels:)``), for edges moved
+    /// outwards by ``SpectrumEdge``; empty when the caller feeds landmarks only.
+    private var spectrum: SpectrumRing
     /// The recording's length in seconds, once ``finish(recordingDuration:)`` knows it.
     private var recordingEnd: Double?
     private let logShifts: [Double]
@@ -170,6 +173,7 @@ public final class Scanner {
         nextBlockEnd = hopFrames
         historyFrames = Int(((options.windowSeconds + 8) / hop).rounded())
         table = VoteTable(capacity: 1 << 16)
+        spectrum = SpectrumRing(width: index.configuration.maxBin - index.configuration.minBin + 1)
         logShifts = options.candidates.map { LandmarkHasher(configuration: index.configuration).logShift(frequencyScale: $0.frequencyScale) }
     }
 
@@ -201,6 +205,16 @@ public final class Scanner {
         window.append(p)
         history.append(p)
         vote(p)
+    }
+
+    /// Adds the recording's spectrum row of frame `frame` (``SpectrumRing/quantise(_:)`` of a
+    /// ``Spectrogram`` row of the catalog's configuration), in ascending frame order and ahead
+    /// of the landmarks anchored there. Optional: with rows, a segment's edges move outwards
+    /// where the reference's peaks still stand out in the spectrum (``SpectrumEdge``; a spot
+    /// under speech whose first and last seconds give no landmark hit); without, edges come
+    /// from hits alone.
+    public func consumeSpectrum(frame: Int, levels: [UInt8]) {
+        spectrum.append(frame: frame, levels: levels)
     }
 
     /// Moves the scanner's clock to recording frame `frame` without a landmark — silence, or a
@@ -283,6 +297,13 @@ public final class Scanner {
             case .undecided: break
             case .stays: open[i].peakStartDecided = true
             case .moves(let frame): open[i].peakStart = frame; open[i].peakStartDecided = true
+            }
+        }
+        for i in open.indices where !open[i].spectrumStartDecided {
+            switch spectrumStart(open[i]) {
+            case .undecided: break
+            case .stays: open[i].spectrumStartDecided = true
+            case .moves(let frame): open[i].spectrumStart = frame; open[i].spectrumStartDecided = true
             }
         }
         if onEvent != nil { announce() }
@@ -419,6 +440,12 @@ public final class Scanner {
         var peakStart: Double?
         /// Whether ``peakStart`` has been decided (once the history holds 3 s after the start).
         var peakStartDecided = false
+        /// The start (recording frame) moved earlier by the reference's peaks in the spectrum
+        /// (see ``SpectrumEdge``), and whether that has been decided.
+        var spectrumStart: Double?
+        var spectrumStartDecided = false
+        /// The end (recording frame of the last peak) moved later by the spectrum, set at close.
+        var spectrumEnd: Double?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
@@ -747,6 +774,70 @@ public final class Scanner {
         return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
     }
 
+    /// The start of segment `s` moved earlier by the reference's peaks in the spectrum
+    /// (``SpectrumEdge/outward(_:inside:chance:)``): up to ``SpectrumEdge/maximumMove`` before
+    /// the start found from hits, the stretch's rate measured over the 2 s from 0.5 s after it.
+    /// Stays after silence (nothing to find there) or without the spectrum; undecided while
+    /// the spectrum does not yet hold 3 s after the start.
+    private func spectrumStart(_ s: OpenSegment) -> PeakStart {
+        guard spectrum.latest >= 0 else { return .stays }
+        let edge = startFrame(s)
+        let second = Int(1 / hop)
+        guard spectrum.latest >= edge + 3 * second else { return .undecided }
+        guard !silentBefore(edge) else { return .stays }
+        guard let move = spectrumMove(s, edge: edge, direction: -1) else { return .stays }
+        return .moves(move)
+    }
+
+    /// The end of segment `s` (recording frame of the reference's last peak standing out)
+    /// moved later by the spectrum, as ``spectrumStart(_:)``; `nil` when it stays.
+    private func spectrumEnd(_ s: OpenSegment) -> Double? {
+        guard spectrum.latest >= 0 else { return nil }
+        let edge = endFrame(s)
+        if silent(from: edge + Scanner.silenceMargin, to: edge + Scanner.silenceMargin + Scanner.silenceFrames) { return nil }
+        return spectrumMove(s, edge: edge, direction: 1)
+    }
+
+    /// The edge at recording frame `edge` of segment `s` moved outwards (`direction` −1: a start,
+    /// earlier; +1: an end, later) by ``SpectrumEdge/outward(_:inside:chance:)``.
+    private func spectrumMove(_ s: OpenSegment, edge: Int, direction: Int) -> Double? {
+        let line = s.line
+        guard line.slope > 0.5 else { return nil }
+        let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
+        let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
+        let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
+        let reference = referencePeaks(s.ref)
+        let shift = logShifts[s.candidate], steps = Double(index.configuration.logStepsPerOctave)
+        let binToLog = log2(index.configuration.binWidth / index.configuration.minFrequency)
+        let minBin = index.configuration.minBin, width = spectrum.width
+        let bins = { (step: Int32) -> ClosedRange<Int>? in
+            let lo = Int(exp2((Double(step) + shift) / steps - binToLog).rounded(.up)) - minBin
+            let hi = Int(exp2((Double(step) + 1 + shift) / steps - binToLog).rounded(.down)) - minBin
+            guard hi >= 0, lo < width else { return nil }
+            return max(0, min(lo, hi))...min(width - 1, max(lo, hi))
+        }
+        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] {
+            SpectrumEdge.readings(reference: reference, ring: spectrum, toRecording: toRecording, toReference: toReference,
+                                  from: from, to: to, bins: bins)
+        }
+        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
+        let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
+        // Only a masked stretch: where hits are dense, a second without one is no play.
+        let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
+        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
+        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
+        var outward = readings(outer.0, outer.1)
+        if direction < 0 { outward.reverse() }
+        let inside = readings(inner.0, inner.1)
+        if ProcessInfo.processInfo.environment["SM_EDGE_DEBUG"] != nil {
+            let p = Double(inside.filter(\.stands).count) / Double(max(1, inside.count))
+            var line = "EDGE ref \(s.ref) hits \(hits.count) dir \(direction) edge \(Double(edge) * hop) p \(p) n \(inside.count) ->"
+            for r in outward.prefix(300) { line += r.stands ? "+" : "." }
+            FileHandle.standardError.write((line + " result \(String(describing: SpectrumEdge.outward(outward, inside: inside).map { $0 * hop }))\n").data(using: .utf8)!)
+        }
+        return SpectrumEdge.outward(outward, inside: inside)
+    }
+
     /// What ``peakStart(_:)`` decided for a segment's start.
     private enum PeakStart {
         /// The landmark history does not yet hold 3 s after the start: ask again later.
@@ -802,8 +893,13 @@ public final class Scanner {
         var firstFrame = startFrame(s)
         var lastFrame = endFrame(s)
         if let p = s.peakStart, p > Double(firstFrame), p - Double(firstFrame) <= 1 / hop { firstFrame = Int(p.rounded(.down)) }
-        lastFrame = max(lastFrame, firstFrame + 1)
+        if let p = s.spectrumStart, p < Double(firstFrame) { firstFrame = max(0, Int(p.rounded(.down))) }
         var endLead = Scanner.endLead
+        if let p = s.spectrumEnd, p + SpectrumEdge.endLead / hop > Double(lastFrame) + endLead / hop {
+            lastFrame = Int(p.rounded(.down))
+            endLead = SpectrumEdge.endLead
+        }
+        lastFrame = max(lastFrame, firstFrame + 1)
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
         // while the recording stays silent for ``silenceFrames`` more, the silence was the
@@ -923,6 +1019,8 @@ public final class Scanner {
     }
 
     private func close(_ s: OpenSegment) {
+        var s = s
+        s.spectrumEnd = spectrumEnd(s)
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)
