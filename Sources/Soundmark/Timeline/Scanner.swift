@@ -775,7 +775,7 @@ public final class Scanner {
     }
 
     /// The start of segment `s` moved earlier by the reference's peaks in the spectrum
-    /// (``SpectrumEdge/outward(_:inside:chance:)``): up to ``SpectrumEdge/maximumMove`` before
+    /// (``SpectrumEdge/outward(_:inside:)``): up to ``SpectrumEdge/maximumMove`` before
     /// the start found from hits, the stretch's rate measured over the 2 s from 0.5 s after it.
     /// Stays after silence (nothing to find there) or without the spectrum; undecided while
     /// the spectrum does not yet hold 3 s after the start.
@@ -799,13 +799,17 @@ public final class Scanner {
     }
 
     /// The edge at recording frame `edge` of segment `s` moved outwards (`direction` −1: a start,
-    /// earlier; +1: an end, later) by ``SpectrumEdge/outward(_:inside:chance:)``.
+    /// earlier; +1: an end, later) by ``SpectrumEdge/outward(_:inside:)``.
     private func spectrumMove(_ s: OpenSegment, edge: Int, direction: Int) -> Double? {
         let line = s.line
         guard line.slope > 0.5 else { return nil }
+        let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
+        // Only a masked stretch: where hits are dense, a second without one is no play.
+        let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
+        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
+        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
-        let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
         let reference = referencePeaks(s.ref)
         let shift = logShifts[s.candidate], steps = Double(index.configuration.logStepsPerOctave)
         let binToLog = log2(index.configuration.binWidth / index.configuration.minFrequency)
@@ -822,20 +826,9 @@ public final class Scanner {
         }
         let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
-        // Only a masked stretch: where hits are dense, a second without one is no play.
-        let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
-        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
-        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
-        let inside = readings(inner.0, inner.1)
-        if ProcessInfo.processInfo.environment["SM_EDGE_DEBUG"] != nil {
-            let p = Double(inside.filter(\.stands).count) / Double(max(1, inside.count))
-            var line = "EDGE ref \(s.ref) hits \(hits.count) dir \(direction) edge \(Double(edge) * hop) p \(p) n \(inside.count) ->"
-            for r in outward.prefix(300) { line += r.stands ? "+" : "." }
-            FileHandle.standardError.write((line + " result \(String(describing: SpectrumEdge.outward(outward, inside: inside).map { $0 * hop }))\n").data(using: .utf8)!)
-        }
-        return SpectrumEdge.outward(outward, inside: inside)
+        return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
     }
 
     /// What ``peakStart(_:)`` decided for a segment's start.

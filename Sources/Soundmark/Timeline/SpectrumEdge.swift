@@ -68,8 +68,10 @@ public struct SpectrumRing: Sendable {
 /// step (±1 bin), minus the mean level of the 24 bins on either side in its frame. The peak
 /// *stands out* when its contrast beats the contrasts of the same frame at the ``decoys``
 /// (the step moved by ±5 and ±9 log-frequency steps, about 1.25 and 2.25 semitones): by
-/// chance, whatever the audio there (silence, speech, other music), one time in five. Inside
-/// the stretch (measured over 2 s where the hits are) a larger share `p` stand out. Walking
+/// chance one time in five over speech or noise, never over digital silence (the contrasts
+/// tie), more often over other music in the reference's key (hence only masked stretches,
+/// ``maskedHitsPerSecond``). Inside the stretch (measured over the 2 s from 0.5 s inside the
+/// edge) a larger share `p` stand out, at least 1.75 times chance, or the edge stays. Walking
 /// from the edge outwards, the edge moves to the peak where the log-likelihood ratio of
 /// stretch over chance summed from the edge is largest, when that sum reaches
 /// ``minimumEvidence`` (Page's CUSUM change point, 1954).
@@ -108,10 +110,10 @@ enum SpectrumEdge {
     /// gives the bin indices (0-based in a row) of reference log-frequency step `step` in the
     /// recording, `nil` outside the row.
     static func readings(reference: [PeakEdge.Peak], ring: SpectrumRing, toRecording: (Double) -> Double,
-                         toReference: (Double) -> Double, from: Int, to: Int, shift: Double = 0,
+                         toReference: (Double) -> Double, from: Int, to: Int,
                          bins: (Int32) -> ClosedRange<Int>?) -> [Reading] {
         guard to > from else { return [] }
-        let y0 = toReference(Double(from) - shift), y1 = toReference(Double(to) - shift)
+        let y0 = toReference(Double(from)), y1 = toReference(Double(to))
         let lo = min(y0, y1), hi = max(y0, y1)
         var a = 0, b = reference.count
         while a < b { let m = (a + b) / 2; if Double(reference[m].frame) < lo { a = m + 1 } else { b = m } }
@@ -131,7 +133,7 @@ enum SpectrumEdge {
         while i < reference.count && Double(reference[i].frame) < hi {
             let p = reference[i]
             i += 1
-            let x = toRecording(Double(p.frame)) + shift
+            let x = toRecording(Double(p.frame))
             guard x >= Double(from) && x < Double(to), let range = bins(p.step) else { continue }
             // A held note gives a row of peaks in one step: read one per ``repeatFrames``.
             if let last = lastFrame[p.step], p.frame - last < repeatFrames { continue }
@@ -155,15 +157,13 @@ enum SpectrumEdge {
         let p0 = 1 / Double(decoys.count + 1)
         let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
         guard p >= 1.75 * p0 else { return nil }
-        let env = ProcessInfo.processInfo.environment
-        let alt = p0 + (p - p0) * (Double(env["SM_ALT"] ?? "1") ?? 1)
-        let hit = log(alt / p0), miss = log((1 - alt) / (1 - p0))
+        let hit = log(p / p0), miss = log((1 - p) / (1 - p0))
         var sum = 0.0, best = 0.0, bestIndex: Int?
         for (k, r) in outward.enumerated() {
             sum += r.stands ? hit : miss
             if r.stands && sum > best { best = sum; bestIndex = k }
         }
-        guard let k = bestIndex, best >= (Double(env["SM_EV"] ?? "") ?? minimumEvidence) else { return nil }
+        guard let k = bestIndex, best >= minimumEvidence else { return nil }
         return outward[k].x
     }
 }
