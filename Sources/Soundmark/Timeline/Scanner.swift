@@ -804,6 +804,12 @@ public final class Scanner {
         let line = s.line
         guard line.slope > 0.5 else { return nil }
         let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
+        // Not next to another play (a crossfade or a splice): there the hits of both put the
+        // boundary, and the fading track's peaks stand out well past the crossfade's middle.
+        let others = (open + recentlyClosed).filter { o in
+            o.ref != s.ref && o.lastHitFrame >= edge - reach && o.firstHitFrame <= edge + reach
+        }
+        if others.contains(where: { segment($0).confidence >= options.threshold }) { return nil }
         // Only a masked stretch: where hits are dense, a second without one is no play.
         let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
         let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
