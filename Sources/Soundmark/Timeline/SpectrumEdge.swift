@@ -27,7 +27,8 @@ public struct SpectrumRing: Sendable {
     /// Row `power` (linear power, see ``Spectrogram``) quantised to levels.
     public static func quantise(_ power: UnsafeBufferPointer<Float>) -> [UInt8] {
         power.map { p in
-            let db = 10 * log10(max(Double(p), 1e-13))
+            // In Float: the scan's decoding thread quantises every row of the recording.
+            let db = 10 * log10f(max(p, 1e-13))
             return UInt8(max(0, min(255, ((db + 120) * 2).rounded())))
         }
     }

@@ -116,6 +116,24 @@ final class SpectrumEdgeTests: XCTestCase {
         }
     }
 
+    /// Levels are half decibels from -120 dB: a full-scale sine's power (1.0) is 0 dB, level 240;
+    /// silence is level 0, -60 dB level 120. The ring keeps the last 2048 frames.
+    func testSpectrumRingLevels() {
+        let row: [Float] = [1, 0, 1e-6, 4]
+        XCTAssertEqual(row.withUnsafeBufferPointer { SpectrumRing.quantise($0) }, [240, 0, 120, 252])
+        var ring = SpectrumRing(width: 4)
+        ring.append(frame: 5, levels: [240, 0, 120, 252])
+        XCTAssertTrue(ring.holds(5))
+        XCTAssertFalse(ring.holds(4))
+        XCTAssertEqual(ring.level(5, 0), 0, accuracy: 1e-9)
+        XCTAssertEqual(ring.level(5, 2), -60, accuracy: 1e-9)
+        ring.append(frame: 5 + SpectrumRing.capacity, levels: [0, 0, 0, 0])
+        XCTAssertFalse(ring.holds(5))
+        XCTAssertEqual(ring.latest, 5 + SpectrumRing.capacity)
+        ring.append(frame: 7, levels: [1, 2])   // another width: ignored
+        XCTAssertFalse(ring.holds(7))
+    }
+
     /// The change point on readings: a run standing out at the stretch's rate, then chance.
     func testOutwardChangePoint() {
         let inside = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 5 < 3) }   // p = 0.6
