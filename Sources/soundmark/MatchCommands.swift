@@ -231,6 +231,8 @@ final class ChunkPipe<Item>: @unchecked Sendable {
 struct FingerprintedChunk {
     var samples: [Float]?
     var landmarks: [Landmark]
+    /// The spectrogram rows the samples completed (frame, ``SpectrumRing/quantise(_:)`` levels).
+    var rows: [(frame: Int, levels: [UInt8])] = []
 }
 
 /// Decodes and scans a recording; returns the segments, the recording's playback duration in
@@ -259,11 +261,15 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
             generator.finish { landmarks.append($0) }
             return FingerprintedChunk(samples: nil, landmarks: landmarks)
         }
-        chunk.samples.withUnsafeBufferPointer { generator.append($0) { landmarks.append($0) } }
-        return FingerprintedChunk(samples: chunk.samples, landmarks: landmarks)
+        var rows: [(frame: Int, levels: [UInt8])] = []
+        chunk.samples.withUnsafeBufferPointer {
+            generator.append($0, emit: { landmarks.append($0) }, spectrum: { rows.append(($0, SpectrumRing.quantise($1))) })
+        }
+        return FingerprintedChunk(samples: chunk.samples, landmarks: landmarks, rows: rows)
     }
     var analysed = 0.0
     while let chunk = try chunks.next() {
+        for row in chunk.rows { scanner.consumeSpectrum(frame: row.frame, levels: row.levels) }
         scanner.consume(chunk.landmarks)
         guard let samples = chunk.samples else { continue }
         samples.withUnsafeBufferPointer { onSamples?($0) }

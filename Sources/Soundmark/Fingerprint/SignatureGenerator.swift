@@ -134,7 +134,10 @@ public final class SignatureGenerator {
     }
 
     /// Appends mono samples at `configuration.sampleRate` and emits the landmarks they complete.
-    public func append(_ samples: UnsafeBufferPointer<Float>, emit: (Landmark) -> Void) {
+    /// `spectrum`, when given, sees every spectrogram row (frame, linear power of bins
+    /// ``Configuration/minBin`` … ``Configuration/maxBin``, valid during the call) before its peaks.
+    public func append(_ samples: UnsafeBufferPointer<Float>, emit: (Landmark) -> Void,
+                       spectrum: ((Int, UnsafeBufferPointer<Float>) -> Void)? = nil) {
         var samples = samples
         if stillToSkip > 0 {
             let dropped = min(stillToSkip, samples.count)
@@ -143,6 +146,7 @@ public final class SignatureGenerator {
         }
         sampleCount += Int64(samples.count)
         spectrogram.consume(samples) { frame, row in
+            spectrum?(frame, row)
             picker.consume(frame: frame, row: row) { builder.consume($0, emit: emit) }
         }
     }

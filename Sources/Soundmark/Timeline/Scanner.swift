@@ -141,6 +141,9 @@ public final class Scanner {
     private var referenceFrameCache: [Int: [UInt32]] = [:]
     /// ``referencePeaks(_:)`` of recent references.
     private var referencePeakCache: [Int: [PeakEdge.Peak]] = [:]
+    /// The recording's recent spectrum (``consumeSpectrum(frame:levels:)``), for edges moved
+    /// outwards by ``SpectrumEdge``; empty when the caller feeds landmarks only.
+    private var spectrum: SpectrumRing
     /// The recording's length in seconds, once ``finish(recordingDuration:)`` knows it.
     private var recordingEnd: Double?
     private let logShifts: [Double]
@@ -170,6 +173,7 @@ public final class Scanner {
         nextBlockEnd = hopFrames
         historyFrames = Int(((options.windowSeconds + 8) / hop).rounded())
         table = VoteTable(capacity: 1 << 16)
+        spectrum = SpectrumRing(width: index.configuration.maxBin - index.configuration.minBin + 1)
         logShifts = options.candidates.map { LandmarkHasher(configuration: index.configuration).logShift(frequencyScale: $0.frequencyScale) }
     }
 
@@ -203,6 +207,16 @@ public final class Scanner {
         vote(p)
     }
 
+    /// Adds the recording's spectrum row of frame `frame` (``SpectrumRing/quantise(_:)`` of a
+    /// ``Spectrogram`` row of the catalog's configuration), in ascending frame order and ahead
+    /// of the landmarks anchored there. Optional: with rows, a segment's edges move outwards
+    /// where the reference's peaks still stand out in the spectrum (``SpectrumEdge``; a spot
+    /// under speech whose first and last seconds give no landmark hit); without, edges come
+    /// from hits alone.
+    public func consumeSpectrum(frame: Int, levels: [UInt8]) {
+        spectrum.append(frame: frame, levels: levels)
+    }
+
     /// Moves the scanner's clock to recording frame `frame` without a landmark — silence, or a
     /// live source that is down — so that windows ending before it are decided and open
     /// segments end on time. Landmarks consumed afterwards should not be older than `frame`.
@@ -221,7 +235,7 @@ public final class Scanner {
             recordingEnd = d
         }
         closeBlock()
-        for s in open { close(s) }
+        for i in open.indices { close(open[i]) }
         open.removeAll()
         return Scanner.resolveOverlaps(finished, threshold: options.threshold, postings: { [self] ref, from, to in
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
@@ -285,15 +299,21 @@ public final class Scanner {
             case .moves(let frame): open[i].peakStart = frame; open[i].peakStartDecided = true
             }
         }
+        for i in open.indices where !open[i].spectrumStartDecided {
+            switch spectrumStart(open[i]) {
+            case .undecided: break
+            case .stays: open[i].spectrumStartDecided = true
+            case .moves(let frame): open[i].spectrumStart = frame; open[i].spectrumStartDecided = true
+            }
+        }
         if onEvent != nil { announce() }
         nextBlockEnd += hopFrames
         // Close segments not extended for a while.
         let limit = windowEnd - Int(options.closeAfterSeconds / hop)
-        var keep: [OpenSegment] = []
-        for s in open {
-            if s.lastHitFrame < limit { close(s) } else { keep.append(s) }
-        }
-        open = keep
+        // (Closing a line may set the splice of a line still open: see ``splice(_:)``.)
+        let closing = open.indices.filter { open[$0].lastHitFrame < limit }
+        for i in closing { close(open[i]) }
+        open = open.indices.filter { !closing.contains($0) }.map { open[$0] }
     }
 
     private func detect(windowStart: Int, windowEnd: Int) {
@@ -419,6 +439,16 @@ public final class Scanner {
         var peakStart: Double?
         /// Whether ``peakStart`` has been decided (once the history holds 3 s after the start).
         var peakStartDecided = false
+        /// The start (recording frame) moved earlier by the reference's peaks in the spectrum
+        /// (see ``SpectrumEdge``), and whether that has been decided.
+        var spectrumStart: Double?
+        var spectrumStartDecided = false
+        /// The end (recording frame of the last peak) moved later by the spectrum, set at close.
+        var spectrumEnd: Double?
+        /// Where this line's audio gives way to another's at a butt splice (recording frame, from
+        /// the spectrum: see ``Scanner/splice(_:)``): its end, or its start.
+        var spliceEnd: Double?
+        var spliceStart: Double?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
@@ -747,6 +777,103 @@ public final class Scanner {
         return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
     }
 
+    /// The start of segment `s` moved earlier by the reference's peaks in the spectrum
+    /// (``SpectrumEdge/outward(_:inside:)``): up to ``SpectrumEdge/maximumMove`` before
+    /// the start found from hits, the stretch's rate measured over the 2 s from 0.5 s after it.
+    /// Stays after silence (nothing to find there) or without the spectrum; undecided while
+    /// the spectrum does not yet hold 3 s after the start.
+    private func spectrumStart(_ s: OpenSegment) -> PeakStart {
+        guard spectrum.latest >= 0 else { return .stays }
+        let edge = startFrame(s)
+        let second = Int(1 / hop)
+        guard spectrum.latest >= edge + 3 * second else { return .undecided }
+        guard !silentBefore(edge) else { return .stays }
+        guard let move = spectrumMove(s, edge: edge, direction: -1) else { return .stays }
+        return .moves(move)
+    }
+
+    /// The end of segment `s` (recording frame of the reference's last peak standing out)
+    /// moved later by the spectrum, as ``spectrumStart(_:)``; `nil` when it stays.
+    private func spectrumEnd(_ s: OpenSegment) -> Double? {
+        guard spectrum.latest >= 0 else { return nil }
+        let edge = endFrame(s)
+        if silent(from: edge + Scanner.silenceMargin, to: edge + Scanner.silenceMargin + Scanner.silenceFrames) { return nil }
+        return spectrumMove(s, edge: edge, direction: 1)
+    }
+
+    /// The edge at recording frame `edge` of segment `s` moved outwards (`direction` −1: a start,
+    /// earlier; +1: an end, later) by ``SpectrumEdge/outward(_:inside:)``.
+    private func spectrumMove(_ s: OpenSegment, edge: Int, direction: Int) -> Double? {
+        let line = s.line
+        guard line.slope > 0.5 else { return nil }
+        let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
+        // Only a masked stretch: where hits are dense, a second without one is no play.
+        let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
+        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
+        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
+        // Not next to another play (a crossfade or a splice): there the hits of both put the
+        // boundary, and the fading track's peaks stand out well past the crossfade's middle.
+        let others = (open + recentlyClosed).filter { o in
+            o.ref != s.ref && o.lastHitFrame >= edge - reach && o.firstHitFrame <= edge + reach
+        }
+        if others.contains(where: { segment($0).confidence >= options.threshold }) { return nil }
+        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] {
+            spectrumReadings(s, from: from, to: to) ?? []
+        }
+        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
+        let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
+        var outward = readings(outer.0, outer.1)
+        if direction < 0 { outward.reverse() }
+        return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
+    }
+
+    /// The butt splice where segment `s` (closing) gives way to a line of another reference
+    /// still open: that line's index in `open` and the recording frame of the splice, `nil`
+    /// when there is none. Only when both lines are confident and the other starts within
+    /// ``SpectrumEdge/spliceReach`` of where `s` ends by hits (a crossfade of seconds keeps the
+    /// middle of the overlap), and both lines' peaks tell themselves from their decoys (see
+    /// ``SpectrumEdge/splice(_:_:)``).
+    private func splice(_ s: OpenSegment) -> (Int, Double)? {
+        guard spectrum.latest >= 0, segment(s).confidence >= options.threshold else { return nil }
+        let reach = Int(SpectrumEdge.spliceReach / hop), second = Int(1 / hop)
+        let end = endFrame(s)
+        guard let j = open.indices.first(where: { j in
+            let o = open[j]
+            return o.ref != s.ref && o.spliceStart == nil && abs(startFrame(o) - end) <= reach
+                && segment(o).confidence >= options.threshold
+        }) else { return nil }
+        let start = startFrame(open[j])
+        let lo = min(start, end) - second / 2, hi = max(start, end) + second / 2
+        guard spectrum.holds(lo - 5 * second / 2), spectrum.holds(hi + 5 * second / 2) else { return nil }
+        let a = spectrumReadings(s, from: lo - 5 * second / 2, to: hi)
+        let b = spectrumReadings(open[j], from: lo, to: hi + 5 * second / 2)
+        guard let a, let b, let frame = SpectrumEdge.splice((a.filter { $0.x < Double(lo) }, a.filter { $0.x >= Double(lo) }),
+                                                             (b.filter { $0.x >= Double(hi) }, b.filter { $0.x < Double(hi) }))
+        else { return nil }
+        return (j, frame)
+    }
+
+    /// The readings (``SpectrumEdge/readings(reference:ring:toRecording:toReference:from:to:bins:)``)
+    /// of segment `s`'s reference peaks in recording frames `from ..< to` at its alignment;
+    /// `nil` for a line too far from its speed (slope under 0.5).
+    private func spectrumReadings(_ s: OpenSegment, from: Int, to: Int) -> [SpectrumEdge.Reading]? {
+        let line = s.line
+        guard line.slope > 0.5 else { return nil }
+        let shift = logShifts[s.candidate], steps = Double(index.configuration.logStepsPerOctave)
+        let binToLog = log2(index.configuration.binWidth / index.configuration.minFrequency)
+        let minBin = index.configuration.minBin, width = spectrum.width
+        let bins = { (step: Int32) -> ClosedRange<Int>? in
+            let lo = Int(exp2((Double(step) + shift) / steps - binToLog).rounded(.up)) - minBin
+            let hi = Int(exp2((Double(step) + 1 + shift) / steps - binToLog).rounded(.down)) - minBin
+            guard hi >= 0, lo < width else { return nil }
+            return max(0, min(lo, hi))...min(width - 1, max(lo, hi))
+        }
+        return SpectrumEdge.readings(reference: referencePeaks(s.ref), ring: spectrum,
+                                     toRecording: { s.x0 + ($0 - line.intercept) / line.slope },
+                                     toReference: { line.intercept + line.slope * ($0 - s.x0) },
+                                     from: from, to: to, bins: bins)
+    }
+
     /// What ``peakStart(_:)`` decided for a segment's start.
     private enum PeakStart {
         /// The landmark history does not yet hold 3 s after the start: ask again later.
@@ -802,15 +929,22 @@ public final class Scanner {
         var firstFrame = startFrame(s)
         var lastFrame = endFrame(s)
         if let p = s.peakStart, p > Double(firstFrame), p - Double(firstFrame) <= 1 / hop { firstFrame = Int(p.rounded(.down)) }
-        lastFrame = max(lastFrame, firstFrame + 1)
+        if let p = s.spectrumStart, p < Double(firstFrame) { firstFrame = max(0, Int(p.rounded(.down))) }
         var endLead = Scanner.endLead
+        if let p = s.spectrumEnd, p + SpectrumEdge.endLead / hop > Double(lastFrame) + endLead / hop {
+            lastFrame = Int(p.rounded(.down))
+            endLead = SpectrumEdge.endLead
+        }
+        if let p = s.spliceStart { firstFrame = max(0, Int(p.rounded())) }
+        if let p = s.spliceEnd { lastFrame = Int(p.rounded()); endLead = 0 }
+        lastFrame = max(lastFrame, firstFrame + 1)
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
         // while the recording stays silent for ``silenceFrames`` more, the silence was the
         // recording's own (a lead-in or a gap of digital silence, next to a gap between the
         // reference's peaks): the start goes back no further than the recording's sound, the
         // first 4-frame bin with a landmark of its own.
-        let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
+        let before = s.spliceStart != nil ? firstFrame : silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
             if !silent(from: before - Scanner.silenceFrames, to: before) {
                 firstFrame = before
@@ -821,7 +955,7 @@ public final class Scanner {
                 firstFrame = min(firstFrame, max(before, onset))
             }
         }
-        let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
+        let after = s.spliceEnd != nil ? lastFrame : silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
         if after > lastFrame && !silent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
         var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (Double(firstFrame) - s.x0)) * hop
@@ -923,6 +1057,12 @@ public final class Scanner {
     }
 
     private func close(_ s: OpenSegment) {
+        var s = s
+        s.spectrumEnd = spectrumEnd(s)
+        if let (j, frame) = splice(s) {
+            s.spliceEnd = frame
+            open[j].spliceStart = frame
+        }
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)

@@ -1,0 +1,205 @@
+import Foundation
+
+/// The recording's recent spectrogram, quantised, for ``SpectrumEdge``: one row of levels per
+/// frame (bins ``Configuration/minBin`` … ``Configuration/maxBin``), the last ``capacity``
+/// frames kept.
+///
+/// A level is the bin's power in dB relative to a full-scale sine (see ``Spectrogram``), in
+/// half-decibel steps from −120 dB (0) to +7.5 dB (255).
+public struct SpectrumRing: Sendable {
+    /// Frames kept: 2048 (33 s at the default 16 ms hop), more than the scanner's landmark
+    /// history and the 5 s an edge may move.
+    public static let capacity = 2048
+    /// Bins per row.
+    public let width: Int
+    private var levels: [UInt8]
+    private var frames: [Int]
+    /// The latest frame stored, −1 before any.
+    public private(set) var latest = -1
+
+    /// An empty ring for rows of `width` bins.
+    public init(width: Int) {
+        self.width = max(1, width)
+        levels = [UInt8](repeating: 0, count: SpectrumRing.capacity * self.width)
+        frames = [Int](repeating: -1, count: SpectrumRing.capacity)
+    }
+
+    /// Row `power` (linear power, see ``Spectrogram``) quantised to levels.
+    public static func quantise(_ power: UnsafeBufferPointer<Float>) -> [UInt8] {
+        power.map { p in
+            // In Float: the scan's decoding thread quantises every row of the recording.
+            let db = 10 * log10f(max(p, 1e-13))
+            return UInt8(max(0, min(255, ((db + 120) * 2).rounded())))
+        }
+    }
+
+    /// Stores the levels of frame `frame` (from ``quantise(_:)``; frames in ascending order).
+    /// Rows of another width are ignored.
+    public mutating func append(frame: Int, levels row: [UInt8]) {
+        guard row.count == width, frame >= 0 else { return }
+        let slot = frame % SpectrumRing.capacity
+        frames[slot] = frame
+        levels.withUnsafeMutableBufferPointer { l in
+            for i in 0..<width { l[slot * width + i] = row[i] }
+        }
+        latest = max(latest, frame)
+    }
+
+    /// Whether frame `frame` is stored.
+    public func holds(_ frame: Int) -> Bool {
+        frame >= 0 && frames[frame % SpectrumRing.capacity] == frame
+    }
+
+    /// Level (dB) of bin index `bin` (0 = ``Configuration/minBin``) in frame `frame`, which must
+    /// be stored (``holds(_:)``) and `bin` in `0 ..< width`.
+    @inline(__always)
+    func level(_ frame: Int, _ bin: Int) -> Double {
+        Double(levels[(frame % SpectrumRing.capacity) * width + bin]) / 2 - 120
+    }
+}
+
+/// Edges moved outwards by the reference's peaks in the recording's spectrum.
+///
+/// A spot mixed under speech gathers few landmark hits: the speech takes most of the peaks, so
+/// its first and last seconds can pass without a hit and the segment starts late and ends
+/// early (by up to 3 s). The reference's own peaks still stand out in the recording's
+/// spectrum there, above their neighbourhood, even where the speech's peaks mask them from
+/// the peak picker. At a segment's alignment each reference peak is read at its place in the
+/// recording: its *contrast* is the highest level within ±1 frame over the peak's log-frequency
+/// step (±1 bin), minus the mean level of the 24 bins on either side in its frame. The peak
+/// *stands out* when its contrast beats the contrasts of the same frame at the ``decoys``
+/// (the step moved by ±5 and ±9 log-frequency steps, about 1.25 and 2.25 semitones): by
+/// chance one time in five over speech or noise, never over digital silence (the contrasts
+/// tie), more often over other music in the reference's key (hence only masked stretches,
+/// ``maskedHitsPerSecond``). Inside the stretch (measured over the 2 s from 0.5 s inside the
+/// edge) a larger share `p` stand out, at least 1.75 times chance, or the edge stays. Walking
+/// from the edge outwards, the edge moves to the peak where the log-likelihood ratio of
+/// stretch over chance summed from the edge is largest, when that sum reaches
+/// ``minimumEvidence`` (Page's CUSUM change point, 1954).
+enum SpectrumEdge {
+    /// Log-frequency step offsets of the decoy readings: −9, −5, 5, 9.
+    static let decoys: [Int32] = [-9, -5, 5, 9]
+    /// Minimum log-likelihood ratio (nats) for an edge to move outwards: 5.
+    static let minimumEvidence = 5.0
+    /// Hit frames per second (distinct frames, over the 2.5 s inside an edge) under which a
+    /// stretch counts as masked and its edge is looked for in the spectrum: 8. Spots 6-9 dB
+    /// under speech give 2-7 near their edges; a stretch heard clearly, or under other music
+    /// at 6 dB, 10-20, and its hits find its edges within a fraction of a second: there the
+    /// spectrum would only add the chance of other music in the same key (its peaks stand out
+    /// at the reference's steps more often than at the decoys).
+    static let maskedHitsPerSecond = 8.0
+    /// Farthest an edge moves outwards, seconds: 5.
+    static let maximumMove = 5.0
+    /// Seconds from the frame of a stretch's last peak standing out to the end of its audio:
+    /// the frame's window (1024 samples) runs 0.13 s on. 0.1.
+    static let endLead = 0.1
+
+    /// Reference frames within which a later peak of the same step is not read again: 16
+    /// (0.26 s). Readings of a held note (the reference's, or a bed's under it) are not
+    /// independent evidence.
+    static let repeatFrames: Int32 = 16
+
+    /// A reference peak read in the recording: where it falls (recording frame) and whether it
+    /// stands out (beats its decoys).
+    struct Reading {
+        var x: Double
+        var stands: Bool
+    }
+
+    /// Each reference peak that `toRecording` places in recording frames `from ..< to`,
+    /// read in `ring` (where it holds the frames around it), in recording order. `bins(step)`
+    /// gives the bin indices (0-based in a row) of reference log-frequency step `step` in the
+    /// recording, `nil` outside the row.
+    static func readings(reference: [PeakEdge.Peak], ring: SpectrumRing, toRecording: (Double) -> Double,
+                         toReference: (Double) -> Double, from: Int, to: Int,
+                         bins: (Int32) -> ClosedRange<Int>?) -> [Reading] {
+        guard to > from else { return [] }
+        let y0 = toReference(Double(from)), y1 = toReference(Double(to))
+        let lo = min(y0, y1), hi = max(y0, y1)
+        var a = 0, b = reference.count
+        while a < b { let m = (a + b) / 2; if Double(reference[m].frame) < lo { a = m + 1 } else { b = m } }
+        func contrast(_ f: Int, _ range: ClosedRange<Int>) -> Double? {
+            let side = 24
+            let b0 = max(0, range.lowerBound - 1), b1 = min(ring.width - 1, range.upperBound + 1)
+            var top = -Double.infinity
+            for df in -1...1 { for bin in b0...b1 { top = max(top, ring.level(f + df, bin)) } }
+            var sum = 0.0, n = 0
+            for bin in max(0, b0 - side)..<b0 { sum += ring.level(f, bin); n += 1 }
+            if b1 + 1 < ring.width { for bin in (b1 + 1)...min(ring.width - 1, b1 + side) { sum += ring.level(f, bin); n += 1 } }
+            return n > 0 ? top - sum / Double(n) : nil
+        }
+        var out: [Reading] = []
+        var lastFrame: [Int32: Int32] = [:]
+        var i = a
+        while i < reference.count && Double(reference[i].frame) < hi {
+            let p = reference[i]
+            i += 1
+            let x = toRecording(Double(p.frame))
+            guard x >= Double(from) && x < Double(to), let range = bins(p.step) else { continue }
+            // A held note gives a row of peaks in one step: read one per ``repeatFrames``.
+            if let last = lastFrame[p.step], p.frame - last < repeatFrames { continue }
+            lastFrame[p.step] = p.frame
+            let f = Int(x.rounded())
+            guard ring.holds(f - 1), ring.holds(f), ring.holds(f + 1), let c = contrast(f, range) else { continue }
+            let others = decoys.compactMap { d in bins(p.step + d).flatMap { contrast(f, $0) } }
+            guard others.count == decoys.count else { continue }
+            out.append(Reading(x: x, stands: others.allSatisfy { c > $0 }))
+        }
+        return out.sorted { $0.x < $1.x }
+    }
+
+    /// The edge moved outwards: `outward` are the readings from the edge outwards (nearest
+    /// first), `inside` the readings where the stretch surely plays. Returns the recording
+    /// frame of the farthest peak of the run that the change point puts in the stretch, `nil`
+    /// when the edge stays (fewer than 24 readings inside, the stretch not telling itself
+    /// from its decoys, or less than ``minimumEvidence``).
+    static func outward(_ outward: [Reading], inside: [Reading]) -> Double? {
+        guard inside.count >= 24, !outward.isEmpty else { return nil }
+        let p0 = 1 / Double(decoys.count + 1)
+        let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
+        guard p >= 1.75 * p0 else { return nil }
+        let hit = log(p / p0), miss = log((1 - p) / (1 - p0))
+        var sum = 0.0, best = 0.0, bestIndex: Int?
+        for (k, r) in outward.enumerated() {
+            sum += r.stands ? hit : miss
+            if r.stands && sum > best { best = sum; bestIndex = k }
+        }
+        guard let k = bestIndex, best >= minimumEvidence else { return nil }
+        return outward[k].x
+    }
+}
+
+extension SpectrumEdge {
+    /// Farthest apart, seconds, that one play's end and the next one's start (both from hits)
+    /// may lie for their boundary to be taken as a butt splice: 1. A DJ's crossfade (3-8 s)
+    /// keeps the middle of the overlap.
+    static let spliceReach = 1.0
+
+    /// The frame where the audio of play A gives way to play B's: the change point that
+    /// maximises the log-likelihood ratio (stretch over chance) of A's readings before it plus
+    /// B's readings from it on. `a.inside` / `b.inside` are readings where each surely plays
+    /// (their rates of standing out), `a.window` / `b.window` the readings over the window
+    /// searched. `nil` when either play does not tell itself from its decoys (under 24
+    /// readings inside, or a rate under 1.75 times chance) or the window holds no reading.
+    static func splice(_ a: (inside: [Reading], window: [Reading]), _ b: (inside: [Reading], window: [Reading])) -> Double? {
+        let p0 = 1 / Double(decoys.count + 1)
+        func llr(_ inside: [Reading]) -> (hit: Double, miss: Double)? {
+            guard inside.count >= 24 else { return nil }
+            let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
+            guard p >= 1.75 * p0 else { return nil }
+            return (log(p / p0), log((1 - p) / (1 - p0)))
+        }
+        guard let la = llr(a.inside), let lb = llr(b.inside), !(a.window.isEmpty && b.window.isEmpty) else { return nil }
+        // Candidates: every reading's frame. Score(t) = Σ A before t + Σ B from t.
+        let events = (a.window.map { ($0.x, true, $0.stands) } + b.window.map { ($0.x, false, $0.stands) }).sorted { $0.0 < $1.0 }
+        var score = b.window.reduce(0.0) { $0 + ($1.stands ? lb.hit : lb.miss) }
+        var best = score, bestFrame = events.first!.0
+        for (k, e) in events.enumerated() {
+            score += e.1 ? (e.2 ? la.hit : la.miss) : -(e.2 ? lb.hit : lb.miss)
+            // The boundary just after this reading: at the next reading's frame.
+            let next = k + 1 < events.count ? events[k + 1].0 : e.0 + 1
+            if score > best { best = score; bestFrame = next }
+        }
+        return bestFrame
+    }
+}

@@ -1,0 +1,152 @@
+import XCTest
+@testable import Soundmark
+
+/// Edges of spots mixed under louder audio, moved outwards by the reference's peaks in the
+/// recording's spectrum (``SpectrumEdge``).
+final class SpectrumEdgeTests: XCTestCase {
+    private let rate = 8000
+
+    private func rms(_ x: ArraySlice<Float>) -> Double {
+        (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
+    }
+
+    /// Scans `samples`, feeding the spectrum rows when `spectrum`.
+    private func scan(_ samples: [Float], index: CatalogIndex, spectrum: Bool = true) -> [Segment] {
+        let scanner = Scanner(index: index)
+        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+        samples.withUnsafeBufferPointer { p in
+            g.append(p, emit: { scanner.consume($0) },
+                     spectrum: spectrum ? { scanner.consumeSpectrum(frame: $0, levels: SpectrumRing.quantise($1)) } : nil)
+        }
+        g.finish { scanner.consume($0) }
+        return scanner.finish(recordingDuration: Double(samples.count) / Double(rate))
+    }
+
+    /// `seconds` of reference `id` from `from` s mixed `db` dB under a bed of `bed` from 0 s, at `at` s
+    /// of a 36 s recording.
+    private func mix(_ id: String, from: Double, seconds: Double, under bed: String, db: Double, at: Double) throws -> [Float] {
+        let reference = try TestSupport.referenceSamples(id)
+        let a = Int(from * Double(rate))
+        let spot = Array(reference[a..<(a + Int(seconds * Double(rate)))])
+        var out = Array(try TestSupport.referenceSamples(bed)[0..<(36 * rate)])
+        let start = Int(at * Double(rate))
+        let gain = Float(rms(out[start..<(start + spot.count)]) / rms(spot[...]) * pow(10, -db / 20))
+        for (i, v) in spot.enumerated() { out[start + i] += gain * v }
+        return out
+    }
+
+    /// About 40 s of synthetic speech (espeak-ng), 8000 Hz mono; skips when espeak-ng is missing.
+    private func speech() throws -> [Float] {
+        let espeak = "/usr/bin/espeak-ng"
+        guard FileManager.default.isExecutableFile(atPath: espeak) else { throw XCTSkip("espeak-ng not found at \(espeak)") }
+        let dir = try TestSupport.temporaryDirectory(self)
+        let wav = dir.appendingPathComponent("speech.wav").path
+        let text = String(repeating: "Good evening, here is the news and the weather for the whole region tonight. "
+                          + "Traffic is slow on the bridge, and the trains are running about ten minutes late. ", count: 4)
+        let r = try TestSupport.run(espeak, ["-s", "150", "-w", wav, text])
+        guard r.status == 0 else { throw XCTSkip("espeak-ng failed: \(r.stderr)") }
+        return try MediaDecoder.decodeAll(source: wav, sampleRate: rate)
+    }
+
+    /// A 16 s spot (12…28 s of the reference) mixed 9 dB under speech at 10 s gives few hits near
+    /// its end: from hits alone it ended 1.37 s early (24.63 s for knolls, 24.66 s for battle).
+    /// The reference's peaks in the spectrum put its end at 26 s (within 0.15 s); its start,
+    /// found from hits, stays within 0.1 s. At 6 dB the ends were 0.28 and 0.19 s early.
+    func testSpotUnderSpeechEndsWhereItEnds() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let bed = try speech()
+        for id in ["wesnoth-knolls", "wesnoth-battle"] {
+            for db in [6.0, 9.0] {
+                let reference = try TestSupport.referenceSamples(id)
+                let spot = Array(reference[(12 * rate)..<(28 * rate)])
+                var out = Array(bed[0..<(36 * rate)])
+                let start = 10 * rate
+                let gain = Float(rms(out[start..<(start + spot.count)]) / rms(spot[...]) * pow(10, -db / 20))
+                for (i, v) in spot.enumerated() { out[start + i] += gain * v }
+                let segments = scan(out, index: index)
+                let name = "\(id) \(db) dB under speech"
+                XCTAssertEqual(segments.map(\.item.id), [id], name)
+                guard let s = segments.first else { continue }
+                XCTAssertEqual(s.start, 10, accuracy: 0.1, name)
+                XCTAssertEqual(s.end, 26, accuracy: db == 9 ? 0.15 : 0.25, name)
+                XCTAssertEqual(s.referenceTime(at: 10), 12, accuracy: 0.05, name)
+            }
+        }
+    }
+
+    /// Under other music at 6 and 9 dB the spot's hits are dense enough near its edges: the
+    /// spectrum moves no edge away from the truth (10…26 s), since other music in the
+    /// reference's key lets its peaks stand out by chance.
+    func testSpotUnderOtherMusicIsNotStretched() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        for (id, bed) in [("wesnoth-knolls", "supertux-chipdisko"), ("wesnoth-battle", "supertux-forest"),
+                          ("wesnoth-battle", "supertux-chipdisko")] {
+            for db in [6.0, 9.0] {
+                let x = try mix(id, from: 12, seconds: 16, under: bed, db: db, at: 10)
+                let before = scan(x, index: index, spectrum: false), after = scan(x, index: index)
+                let name = "\(id) \(db) dB under \(bed)"
+                XCTAssertEqual(after.map(\.item.id), [id], name)
+                guard let a = after.first, let b = before.first else { continue }
+                XCTAssertLessThanOrEqual(abs(a.start - 10), abs(b.start - 10) + 0.05, name)
+                XCTAssertLessThanOrEqual(abs(a.end - 26), abs(b.end - 26) + 0.05, name)
+                XCTAssertEqual(a.start, 10, accuracy: 0.6, name)
+                XCTAssertEqual(a.end, 26, accuracy: 0.6, name)
+            }
+        }
+    }
+
+    /// A butt splice (no gap, no fade) from one reference to another: the boundary is where the
+    /// first one's peaks give way to the second's, within 0.1 s of the cut (from hits alone the
+    /// first case ended 0.18 s early, at 17.82 s).
+    func testButtSpliceBoundary() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        for (first, second, cut) in [("wesnoth-knolls", "wesnoth-battle", 18.0), ("wesnoth-battle", "wesnoth-knolls", 14.5)] {
+            let a = Array(try TestSupport.referenceSamples(first)[(5 * rate)..<(5 * rate + Int(cut * Double(rate)))])
+            let b = Array(try TestSupport.referenceSamples(second)[(8 * rate)..<(28 * rate)])
+            let segments = scan(a + b, index: index)
+            let name = "\(first) then \(second)"
+            XCTAssertEqual(segments.map(\.item.id), [first, second], name)
+            guard segments.count == 2 else { continue }
+            XCTAssertEqual(segments[0].end, cut, accuracy: 0.1, name)
+            XCTAssertEqual(segments[1].start, cut, accuracy: 0.1, name)
+            XCTAssertEqual(segments[1].referenceTime(at: cut), 8, accuracy: 0.05, name)
+        }
+    }
+
+    /// Levels are half decibels from -120 dB: a full-scale sine's power (1.0) is 0 dB, level 240;
+    /// silence is level 0, -60 dB level 120. The ring keeps the last 2048 frames.
+    func testSpectrumRingLevels() {
+        let row: [Float] = [1, 0, 1e-6, 4]
+        XCTAssertEqual(row.withUnsafeBufferPointer { SpectrumRing.quantise($0) }, [240, 0, 120, 252])
+        var ring = SpectrumRing(width: 4)
+        ring.append(frame: 5, levels: [240, 0, 120, 252])
+        XCTAssertTrue(ring.holds(5))
+        XCTAssertFalse(ring.holds(4))
+        XCTAssertEqual(ring.level(5, 0), 0, accuracy: 1e-9)
+        XCTAssertEqual(ring.level(5, 2), -60, accuracy: 1e-9)
+        ring.append(frame: 5 + SpectrumRing.capacity, levels: [0, 0, 0, 0])
+        XCTAssertFalse(ring.holds(5))
+        XCTAssertEqual(ring.latest, 5 + SpectrumRing.capacity)
+        ring.append(frame: 7, levels: [1, 2])   // another width: ignored
+        XCTAssertFalse(ring.holds(7))
+    }
+
+    /// The change point on readings: a run standing out at the stretch's rate, then chance.
+    func testOutwardChangePoint() {
+        let inside = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 5 < 3) }   // p = 0.6
+        // 30 readings at the stretch's rate (the last standing one at x = 28), then 60 of chance.
+        var outward = (0..<30).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 < 3) }
+        outward += (30..<90).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 == 0) }
+        XCTAssertEqual(SpectrumEdge.outward(outward, inside: inside), 27)
+        // Chance only: the edge stays.
+        XCTAssertNil(SpectrumEdge.outward(Array(outward[30...]), inside: inside))
+        // A stretch that does not tell itself from its decoys moves nothing.
+        let weak = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 4 == 0) }   // p = 0.25
+        XCTAssertNil(SpectrumEdge.outward(outward, inside: weak))
+        // Too few readings inside.
+        XCTAssertNil(SpectrumEdge.outward(outward, inside: Array(inside.prefix(10))))
+    }
+}
