@@ -25,19 +25,22 @@ public struct MarkerDetection: Sendable, Equatable {
 /// least ``minimumSeconds``. In each window the short-time spectrum is taken once on every
 /// sub-frame (frames every eighth of a hop, 2 ms apart), as the log power of each pair of
 /// adjacent bins. An *alignment* is a playback speed and a frame grid: the marker's frame `t`
-/// is read from the sub-frame nearest `grid + 8t / speed` and its cell `c` at bin
-/// `(16 + 2c) · speed` (log powers interpolated between bins), so a speed change (pitch and
-/// tempo together) is undone in the spectrum without resampling. Each cell's log power minus the
-/// mean of the same cell two frames (32 ms) before and after (the audio's own slow changes
-/// cancel) is clipped to ±3 and folded modulo the block (320 frames), so a window of two blocks
-/// adds each cell twice. *Synchronisation*: for each alignment the folded sync cells are
-/// correlated with their chips at all 320 block phases at once (``MarkerSync``, by FFT) and
-/// normalised (z-score: about N(0, 1) for unmarked audio). Alignments searched: the audio's own
+/// is read from the sub-frame nearest `grid + 8t / speed` and its cell `c` (of the widest format,
+/// ``MarkerFormat/v2``) at bin `(2 + 2c) · speed` (log powers interpolated between bins), so a
+/// speed change (pitch and tempo together) is undone in the spectrum without resampling. Each
+/// cell's log power minus the mean of the same cell 2 and 4 frames (32 and 64 ms) before and
+/// after (the audio's own slow changes cancel) is clipped to ±3, weighted by the cell's share of
+/// power over the stationary noise, and folded modulo the block (320 frames), so a window of two
+/// blocks adds each cell twice. *Synchronisation*: for each alignment and each format version in
+/// ``MarkerFormat/all`` (version 1's cells are columns 7 ..< 63 of the same fold) the folded sync
+/// cells are correlated with their chips at all 320 block phases at once (``MarkerSync``, by FFT)
+/// and normalised (z-score: about N(0, 1) for unmarked audio). Alignments searched: the audio's own
 /// speed on all 8 grids; every 0.5 % up to ±2.5 % (``defaultSpeedRange``; ±5 % with
 /// `speedSearch`) on grids 0 and 4; around the best of those, if its z reaches
-/// ``refineThreshold``, the other grids and ±0.25 %. The best alignment and phase, if its z
+/// ``refineThreshold``, the other grids and ±0.25 %. The best alignment, format and phase, if its z
 /// reaches ``syncThreshold``, is the only candidate of the window: its data cells give the 186
 /// soft coded bits, Viterbi decodes them and the payload is reported only if its CRC-24 matches.
+/// Files of either format version decode with the same false-payload bound.
 ///
 /// **False detections.** One Viterbi decoding per window, accepted only on a CRC-24 match: for
 /// unmarked audio the decoded 56 bits are as good as random with respect to the CRC, so a window
@@ -249,7 +252,7 @@ public final class MarkerDetector {
         return WindowResult(payload: payload, z: best.z, confidence: Double(agree) / Double(coded.count))
     }
 
-    /// Bins kept of each sub-frame's spectrum: the marked band and room for ±5 % of speed.
+    /// Bins kept of each sub-frame's spectrum: the widest format's band (bins 2 ..< 128) and room for ±5 % of speed.
     static let storedBins = 1 ..< 136
 
     // Working storage of one window (reused).

@@ -4,7 +4,7 @@ import Foundation
 /// (``MarkerLayout``, 5.12 s) through the whole signal.
 ///
 /// The mark is patchwork in the short-time spectrum, after audiowmark's published design: in
-/// every frame, each cell of the 500–4000 Hz band is scaled by `1 ± g·δ` (the sign from the
+/// every frame, each cell of the format's band (``MarkerFormat``: 62.5–4000 Hz for version 2) is scaled by `1 ± g·δ` (the sign from the
 /// cell's sync chip or scrambled coded bit), so the mark added is `±g·δ` times the audio's own
 /// spectrum in that cell. That is the masking model: the mark sits at `strength` dB (δ) below the
 /// audio in every 62.5 Hz × 32 ms cell, loud where the audio is loud, silent where it is silent,
