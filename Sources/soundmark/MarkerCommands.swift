@@ -59,7 +59,7 @@ let markerCommands: [CommandSpec] = [
     CommandSpec(words: ["marker", "embed"], usage: "INPUT OUTPUT", summary: "write a copy of INPUT carrying an inaudible 32-bit payload",
                 details: """
                 The payload (with a CRC-24 and a convolutional code) is repeated every 5.12 s through the whole file, as
-                patchwork in the 500–4000 Hz band at --strength dB under the audio; it is decodable from any 10 s of it.
+                patchwork in the 62.5–4000 Hz band at --strength dB under the audio (8 dB less under 500 Hz); it is decodable from any 10 s of it.
                 OUTPUT's extension picks the format and encoder (.wav, .flac, .mp3, .m4a, .ogg, .opus, .mkv, .mp4…);
                 sample rate and channels are kept where the encoder allows, video streams copied when the container
                 can hold them. INPUT is read twice (not standard input).

@@ -1,17 +1,19 @@
 import Foundation
 
-/// The frame layout of the audio marker, shared by ``MarkerEmbedder`` and ``MarkerDetector``.
+/// The frame layout of the audio marker, shared by ``MarkerEmbedder`` and ``MarkerDetector``;
+/// what differs between format versions is in ``MarkerFormat``.
 ///
 /// The marker lives in a 16 kHz mono analysis domain: frames of 512 samples (32 ms, periodic
 /// square-root Hann window) every 256 samples (16 ms hop, 50 % overlap, so analysis and
-/// synthesis windows reconstruct perfectly). Bins 16 ..< 128 of each frame (500–4000 Hz, 31.25 Hz
-/// apart) form 56 *cells* of 2 adjacent bins. A *block* is 320 frames (5.12 s); blocks repeat
-/// back to back from the first sample of the file, so a 10 s window holds about two of them.
+/// synthesis windows reconstruct perfectly). A band of bins of each frame (31.25 Hz apart; up to
+/// 4000 Hz, from ``MarkerFormat/firstBin``) forms *cells* of 2 adjacent bins. A *block* is 320
+/// frames (5.12 s); blocks repeat back to back from the first sample of the file, so a 10 s
+/// window holds about two of them.
 ///
-/// In block frame `q`, cell `c` is a *sync cell* when `(q + c) % 4 == 0` (14 per frame, 4480 per
-/// block) and carries a fixed pseudo-random chip ±1; every other cell (13 440 per block) carries
-/// one coded bit, XOR a pseudo-random scrambling chip, through a fixed pseudo-random
-/// interleaver: each of the 186 coded bits rides on about 72 cells spread over the whole block
+/// In block frame `q`, cell `c` is a *sync cell* when `(q + c) % 4 == 0` (a quarter of the
+/// cells) and carries a fixed pseudo-random chip ±1; every other cell carries one coded bit, XOR
+/// a pseudo-random scrambling chip, through a fixed pseudo-random interleaver: each of the 186
+/// coded bits rides on about 72 (version 1) or 81 (version 2) cells spread over the whole block
 /// in time and frequency.
 ///
 /// Coded bits: the 32-bit payload, then its CRC-24 (OpenPGP polynomial 0x864CFB, initial value
@@ -25,12 +27,10 @@ public enum MarkerLayout {
     public static let frameLength = 512
     /// Hop between frames in samples (16 ms).
     public static let hopLength = 256
-    /// First bin of the marked band (500 Hz).
-    public static let firstBin = 16
     /// Bins per cell.
     public static let cellWidth = 2
-    /// Cells per frame (bins 16 ..< 128: 500–4000 Hz).
-    public static let cellsPerFrame = 56
+    /// One past the last bin of the marked band (bin 128: 4000 Hz), in every format version.
+    public static let endBin = 128
     /// Frames per block (5.12 s).
     public static let blockFrames = 320
     /// Payload bits.
@@ -46,35 +46,73 @@ public enum MarkerLayout {
 
     /// Whether cell `c` of block frame `q` is a sync cell.
     @inline(__always) static func isSync(_ q: Int, _ c: Int) -> Bool { (q + c) & 3 == 0 }
+}
 
-    /// Per (block frame, cell): the chip (±1) of a sync cell, or the scrambling chip of a data cell.
-    static let chips: [Float] = {
-        var rng = SplitMix64(seed: 0x536F_756E_644D_6B31) // "SoundMk1"
-        return (0..<(blockFrames * cellsPerFrame)).map { _ in rng.next() & 1 == 0 ? 1 : -1 }
-    }()
-
+/// A version of the marker's frame layout (``MarkerLayout``): the band its cells cover and its
+/// pseudo-random chips and interleaver. ``MarkerEmbedder`` writes ``current``; ``MarkerDetector``
+/// reads every version in ``all`` (the sync search picks the version, so the false-payload bound
+/// does not change).
+///
+/// - Version 1 (first builds): bins 16 ..< 128, 500–4000 Hz, 56 cells per frame.
+/// - Version 2: bins 2 ..< 128, 62.5–4000 Hz, 63 cells per frame: the 7 cells under 500 Hz carry the
+///   mark (at ``MarkerEmbedder/lowBandGain`` of the strength) where bass-heavy music has its
+///   energy (music with 1 % of its power at 500–4000 Hz kept only noise there at 10 dB SNR). Its
+///   cell `c + 7` is version 1's cell `c`, but its chips and interleaver are drawn from other
+///   seeds, so neither version's sync matches the other's.
+public struct MarkerFormat: Sendable, Equatable {
+    /// Version number (1 or 2).
+    public let version: Int
+    /// First bin of the marked band (bin k is at k × 31.25 Hz).
+    public let firstBin: Int
+    /// Cells per frame (2 bins each), from ``firstBin`` to bin 128 (4000 Hz).
+    public let cellsPerFrame: Int
+    /// Per (block frame, cell), `q * cellsPerFrame + c`: the chip (±1) of a sync cell, or the scrambling chip of a data cell.
+    let chips: [Float]
     /// Per (block frame, cell): the coded bit a data cell carries, or -1 for a sync cell.
-    static let bitOfCell: [Int32] = {
+    let bitOfCell: [Int32]
+
+    /// Version 1: 500–4000 Hz.
+    public static let v1 = MarkerFormat(version: 1, firstBin: 16, chipSeed: 0x536F_756E_644D_6B31, // "SoundMk1"
+                                        layoutSeed: 0x4D61_726B_4C61_7931) // "MarkLay1"
+    /// Version 2: 62.5–4000 Hz.
+    public static let v2 = MarkerFormat(version: 2, firstBin: 2, chipSeed: 0x536F_756E_644D_6B32, // "SoundMk2"
+                                        layoutSeed: 0x4D61_726B_4C61_7932) // "MarkLay2"
+    /// The version ``MarkerEmbedder`` writes by default.
+    public static let current = v2
+    /// Every version the detector reads, widest band first.
+    public static let all = [v2, v1]
+
+    /// Formats compare by version.
+    public static func == (a: MarkerFormat, b: MarkerFormat) -> Bool { a.version == b.version }
+
+    private init(version: Int, firstBin: Int, chipSeed: UInt64, layoutSeed: UInt64) {
+        self.version = version
+        self.firstBin = firstBin
+        let cells = (MarkerLayout.endBin - firstBin) / MarkerLayout.cellWidth
+        cellsPerFrame = cells
+        let count = MarkerLayout.blockFrames * cells
+        var rng = SplitMix64(seed: chipSeed)
+        chips = (0..<count).map { _ in rng.next() & 1 == 0 ? 1 : -1 }
         var dataCells: [Int] = []
-        for q in 0..<blockFrames {
-            for c in 0..<cellsPerFrame where !isSync(q, c) { dataCells.append(q * cellsPerFrame + c) }
+        for q in 0..<MarkerLayout.blockFrames {
+            for c in 0..<cells where !MarkerLayout.isSync(q, c) { dataCells.append(q * cells + c) }
         }
-        var rng = SplitMix64(seed: 0x4D61_726B_4C61_7931) // "MarkLay1"
+        var shuffle = SplitMix64(seed: layoutSeed)
         // Fisher–Yates shuffle: the cell order, then bits dealt round-robin.
         for i in stride(from: dataCells.count - 1, to: 0, by: -1) {
-            let j = Int(rng.next() % UInt64(i + 1))
+            let j = Int(shuffle.next() % UInt64(i + 1))
             dataCells.swapAt(i, j)
         }
-        var map = [Int32](repeating: -1, count: blockFrames * cellsPerFrame)
-        for (i, cell) in dataCells.enumerated() { map[cell] = Int32(i % codedBits) }
-        return map
-    }()
+        var map = [Int32](repeating: -1, count: count)
+        for (i, cell) in dataCells.enumerated() { map[cell] = Int32(i % MarkerLayout.codedBits) }
+        bitOfCell = map
+    }
 
     /// The sign (±1) every cell of a block gets for `payload`: sync chips and scrambled coded bits,
     /// indexed `q * cellsPerFrame + c`.
-    static func cellSigns(payload: UInt32) -> [Float] {
+    func cellSigns(payload: UInt32) -> [Float] {
         let coded = MarkerCode.encode(payload: payload)
-        return (0..<(blockFrames * cellsPerFrame)).map { i in
+        return (0..<(MarkerLayout.blockFrames * cellsPerFrame)).map { i in
             let bit = bitOfCell[i]
             return bit < 0 ? chips[i] : (coded[Int(bit)] ? chips[i] : -chips[i])
         }

@@ -25,19 +25,22 @@ public struct MarkerDetection: Sendable, Equatable {
 /// least ``minimumSeconds``. In each window the short-time spectrum is taken once on every
 /// sub-frame (frames every eighth of a hop, 2 ms apart), as the log power of each pair of
 /// adjacent bins. An *alignment* is a playback speed and a frame grid: the marker's frame `t`
-/// is read from the sub-frame nearest `grid + 8t / speed` and its cell `c` at bin
-/// `(16 + 2c) · speed` (log powers interpolated between bins), so a speed change (pitch and
-/// tempo together) is undone in the spectrum without resampling. Each cell's log power minus the
-/// mean of the same cell two frames (32 ms) before and after (the audio's own slow changes
-/// cancel) is clipped to ±3 and folded modulo the block (320 frames), so a window of two blocks
-/// adds each cell twice. *Synchronisation*: for each alignment the folded sync cells are
-/// correlated with their chips at all 320 block phases at once (``MarkerSync``, by FFT) and
-/// normalised (z-score: about N(0, 1) for unmarked audio). Alignments searched: the audio's own
+/// is read from the sub-frame nearest `grid + 8t / speed` and its cell `c` (of the widest format,
+/// ``MarkerFormat/v2``) at bin `(2 + 2c) · speed` (log powers interpolated between bins), so a
+/// speed change (pitch and tempo together) is undone in the spectrum without resampling. Each
+/// cell's log power minus the mean of the same cell 2 and 4 frames (32 and 64 ms) before and
+/// after (the audio's own slow changes cancel) is clipped to ±3, weighted by the cell's share of
+/// power over the stationary noise, and folded modulo the block (320 frames), so a window of two
+/// blocks adds each cell twice. *Synchronisation*: for each alignment and each format version in
+/// ``MarkerFormat/all`` (version 1's cells are columns 7 ..< 63 of the same fold) the folded sync
+/// cells are correlated with their chips at all 320 block phases at once (``MarkerSync``, by FFT)
+/// and normalised (z-score: about N(0, 1) for unmarked audio). Alignments searched: the audio's own
 /// speed on all 8 grids; every 0.5 % up to ±2.5 % (``defaultSpeedRange``; ±5 % with
 /// `speedSearch`) on grids 0 and 4; around the best of those, if its z reaches
-/// ``refineThreshold``, the other grids and ±0.25 %. The best alignment and phase, if its z
+/// ``refineThreshold``, the other grids and ±0.25 %. The best alignment, format and phase, if its z
 /// reaches ``syncThreshold``, is the only candidate of the window: its data cells give the 186
 /// soft coded bits, Viterbi decodes them and the payload is reported only if its CRC-24 matches.
+/// Files of either format version decode with the same false-payload bound.
 ///
 /// **False detections.** One Viterbi decoding per window, accepted only on a CRC-24 match: for
 /// unmarked audio the decoded 56 bits are as good as random with respect to the CRC, so a window
@@ -212,11 +215,11 @@ public final class MarkerDetector {
     /// the sync search over speeds, frame grids and block phases, and one decoding of the best.
     func analyseSearchingSpeed(_ samples: UnsafeBufferPointer<Float>) -> WindowResult {
         guard prepare(samples) else { return WindowResult(payload: nil, z: 0, confidence: 0) }
-        var best: (z: Float, phase: Int, alignment: Alignment) = (-.infinity, 0, Alignment(speed: 1, grid: 0))
+        var best: (z: Float, phase: Int, format: Int, alignment: Alignment) = (-.infinity, 0, 0, Alignment(speed: 1, grid: 0))
         var bestFolded: [Float] = []
         func attempt(_ a: Alignment) {
-            guard let (phase, z) = fold(a), z > best.z else { return }
-            best = (z, phase, a)
+            guard let (format, phase, z) = fold(a), z > best.z else { return }
+            best = (z, phase, format, a)
             bestFolded = folded
         }
         // Own speed on every grid; the other speeds coarsely (grids 0 and 4), then around the best.
@@ -233,13 +236,14 @@ public final class MarkerDetector {
             }
         }
         guard best.z >= Self.syncThreshold else { return WindowResult(payload: nil, z: max(best.z, 0), confidence: 0) }
-        let cells = MarkerLayout.cellsPerFrame, blockFrames = MarkerLayout.blockFrames
+        let format = MarkerFormat.all[best.format], cells = format.cellsPerFrame, blockFrames = MarkerLayout.blockFrames
+        let stride = Self.widest.cellsPerFrame, offset = (format.firstBin - Self.widest.firstBin) / MarkerLayout.cellWidth
         var soft = [Float](repeating: 0, count: MarkerLayout.codedBits)
         for q0 in 0..<blockFrames {
             let q = (q0 + best.phase) % blockFrames
             for c in 0..<cells {
-                let bit = MarkerLayout.bitOfCell[q * cells + c]
-                if bit >= 0 { soft[Int(bit)] += bestFolded[q0 * cells + c] * MarkerLayout.chips[q * cells + c] }
+                let bit = format.bitOfCell[q * cells + c]
+                if bit >= 0 { soft[Int(bit)] += bestFolded[q0 * stride + offset + c] * format.chips[q * cells + c] }
             }
         }
         guard let payload = MarkerCode.decode(soft: soft) else { return WindowResult(payload: nil, z: best.z, confidence: 0) }
@@ -248,8 +252,8 @@ public final class MarkerDetector {
         return WindowResult(payload: payload, z: best.z, confidence: Double(agree) / Double(coded.count))
     }
 
-    /// Bins kept of each sub-frame's spectrum: the marked band and room for ±5 % of speed.
-    static let storedBins = 14 ..< 136
+    /// Bins kept of each sub-frame's spectrum: the widest format's band (bins 2 ..< 128) and room for ±5 % of speed.
+    static let storedBins = 1 ..< 136
 
     // Working storage of one window (reused).
     private var pairLogs: [Float] = []   // sub-frame × stored bin: log power of the bin and the next one
@@ -258,7 +262,10 @@ public final class MarkerDetector {
     private var subframes = 0
     private var logs: [Float] = []
     private var folded: [Float] = []
-    private lazy var sync = MarkerSync()
+    private lazy var syncs = MarkerFormat.all.map { MarkerSync(format: $0) }
+    /// The format whose cells ``fold(_:)`` computes: the widest band (every other format's cells
+    /// are a run of its columns).
+    static let widest = MarkerFormat.all.max { $0.cellsPerFrame < $1.cellsPerFrame }!
 
     /// The log power of every pair of adjacent bins (a cell's width) of every sub-frame of the
     /// window (frames of ``frameLength`` every eighth of a hop), over a floor 30 dB under the
@@ -269,7 +276,7 @@ public final class MarkerDetector {
         subframes = samples.count >= n ? (samples.count - n) / sub + 1 : 0
         guard subframes >= (MarkerLayout.blockFrames + 5) * Self.grids else { return false }
         let lo = Self.storedBins.lowerBound, width = Self.storedBins.count, top = n / 2 // bins above Nyquist stay 0
-        let band = MarkerLayout.firstBin ..< MarkerLayout.firstBin + MarkerLayout.cellsPerFrame * MarkerLayout.cellWidth
+        let band = MarkerFormat.v1.firstBin ..< MarkerLayout.endBin // the floor's reference: version 1's band
         if pairLogs.count < subframes * width { pairLogs = [Float](repeating: 0, count: subframes * width) }
         var power = [Float](repeating: 0, count: width + 1)
         pairLogs.withUnsafeMutableBufferPointer { out in
@@ -311,10 +318,12 @@ public final class MarkerDetector {
         return true
     }
 
-    /// Cell values for alignment `a`, folded modulo the block into ``folded``, and the sync search.
-    /// - Returns: the best phase and its z-score, nil when the window is too short at this speed.
-    private func fold(_ a: Alignment) -> (phase: Int, z: Float)? {
-        let cells = MarkerLayout.cellsPerFrame, width = MarkerLayout.cellWidth, first = MarkerLayout.firstBin
+    /// Cell values for alignment `a` (the cells of ``widest``), folded modulo the block into
+    /// ``folded``, and the sync search of every format.
+    /// - Returns: the best format (index in ``MarkerFormat/all``), phase and z-score; nil when the
+    ///   window is too short at this speed.
+    private func fold(_ a: Alignment) -> (format: Int, phase: Int, z: Float)? {
+        let cells = Self.widest.cellsPerFrame, width = MarkerLayout.cellWidth, first = Self.widest.firstBin
         let blockFrames = MarkerLayout.blockFrames, stored = Self.storedBins.count, lo = Self.storedBins.lowerBound
         let perFrame = Double(Self.grids) / a.speed
         let frames = Int((Double(subframes - 1 - a.grid) / perFrame).rounded(.down)) + 1
@@ -349,16 +358,19 @@ public final class MarkerDetector {
                 }
             }
         }
-        // Cell differences against the frames 32 ms before and after, clipped, weighted by the
-        // cell's share of power over stationary noise in those frames, folded modulo the block.
+        // Cell differences against the mean of the same cell 32 and 64 ms before and after (the
+        // audio's slow changes cancel; four neighbours, each with its own mark and noise, add
+        // less variance than two), clipped, weighted by the cell's share of power over
+        // stationary noise in the frames 32 ms away, folded modulo the block.
         logs.withUnsafeBufferPointer { l in
             weights.withUnsafeBufferPointer { w in
                 folded.withUnsafeMutableBufferPointer { f in
                     for i in 0..<f.count { f[i] = 0 }
-                    for t in 2..<(frames - 2) {
+                    for t in 4..<(frames - 4) {
                         let q = (t % blockFrames) * cells
                         for c in 0..<cells {
-                            let v = l[t * cells + c] - 0.5 * (l[(t - 2) * cells + c] + l[(t + 2) * cells + c])
+                            let v = l[t * cells + c] - 0.25 * (l[(t - 4) * cells + c] + l[(t - 2) * cells + c]
+                                                               + l[(t + 2) * cells + c] + l[(t + 4) * cells + c])
                             let g = 0.5 * (w[(t - 2) * cells + c] + w[(t + 2) * cells + c])
                             f[q + c] += g * min(3, max(-3, v))
                         }
@@ -366,6 +378,17 @@ public final class MarkerDetector {
                 }
             }
         }
-        return folded.withUnsafeBufferPointer { sync.best($0) }
+        var best: (format: Int, phase: Int, z: Float) = (0, 0, -.infinity)
+        folded.withUnsafeBufferPointer { f in
+            for (i, sync) in syncs.enumerated() {
+                let offset = (sync.format.firstBin - first) / width
+                let (phase, z) = sync.best(f, stride: cells, offset: offset)
+                if z > best.z { best = (i, phase, z) }
+            }
+        }
+        return best
     }
 }
+
+
+

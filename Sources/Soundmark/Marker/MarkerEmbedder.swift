@@ -4,7 +4,7 @@ import Foundation
 /// (``MarkerLayout``, 5.12 s) through the whole signal.
 ///
 /// The mark is patchwork in the short-time spectrum, after audiowmark's published design: in
-/// every frame, each cell of the 500–4000 Hz band is scaled by `1 ± g·δ` (the sign from the
+/// every frame, each cell of the format's band (``MarkerFormat``: 62.5–4000 Hz for version 2) is scaled by `1 ± g·δ` (the sign from the
 /// cell's sync chip or scrambled coded bit), so the mark added is `±g·δ` times the audio's own
 /// spectrum in that cell. That is the masking model: the mark sits at `strength` dB (δ) below the
 /// audio in every 62.5 Hz × 32 ms cell, loud where the audio is loud, silent where it is silent,
@@ -24,17 +24,26 @@ public struct MarkerEmbedder: Sendable {
     /// Largest level of a cell over its quieter neighbour cell, per ERB of the cell's frequency
     /// in cells, up to which the cell gets the whole strength (amplitude ratio; see ``mark(for:)``).
     static let peakAllowance: Float = 1
+    /// Share of the strength (amplitude) given to the cells under 500 Hz (format version 2): 0.4,
+    /// −8 dB. Marks there at the full strength cost tonal bass (square-wave chiptune bass lines)
+    /// up to 0.035 of ViSQOL; at 0.4 the low cells still carry the mark for music whose energy
+    /// is mostly in the bass.
+    public static let lowBandGain: Float = 0.4
 
     /// The 32-bit payload.
     public let payload: UInt32
     /// The strength in dB (see ``defaultStrength``).
     public let strength: Double
+    /// The frame layout version written (``MarkerFormat/current`` unless chosen).
+    public let format: MarkerFormat
 
     /// - Parameters:
     ///   - payload: the 32-bit number to carry.
     ///   - strength: dB, within ``strengthRange`` (clamped to it).
-    public init(payload: UInt32, strength: Double = MarkerEmbedder.defaultStrength) {
+    ///   - format: the frame layout version to write (default ``MarkerFormat/current``).
+    public init(payload: UInt32, strength: Double = MarkerEmbedder.defaultStrength, format: MarkerFormat = .current) {
         self.payload = payload
+        self.format = format
         self.strength = min(max(strength, Self.strengthRange.lowerBound), Self.strengthRange.upperBound)
     }
 
@@ -43,8 +52,8 @@ public struct MarkerEmbedder: Sendable {
     ///   to every channel).
     public func mark(for samples: [Float]) -> [Float] {
         let n = MarkerLayout.frameLength, hop = MarkerLayout.hopLength
-        let cells = MarkerLayout.cellsPerFrame, width = MarkerLayout.cellWidth, first = MarkerLayout.firstBin
-        let signs = MarkerLayout.cellSigns(payload: payload)
+        let cells = format.cellsPerFrame, width = MarkerLayout.cellWidth, first = format.firstBin
+        let signs = format.cellSigns(payload: payload)
         let delta = Float(pow(10, strength / 20))
         let transform = MarkerTransform()
         var cellPower = [Float](repeating: 0, count: cells)
@@ -80,7 +89,7 @@ public struct MarkerEmbedder: Sendable {
                         let lower = c > 0 ? cellPower[c - 1] : cellPower[c + 1]
                         let upper = c < cells - 1 ? cellPower[c + 1] : cellPower[c - 1]
                         let g = min(1, allowance * erbCells[c] * (min(lower, upper) / (cellPower[c] + 1e-30)).squareRoot())
-                        let gain = signs[q * cells + c] * delta * scale * g
+                        let gain = signs[q * cells + c] * delta * scale * g * (first + c * width < MarkerFormat.v1.firstBin ? Self.lowBandGain : 1)
                         for b in 0..<width {
                             let k = first + c * width + b
                             spectrum[2 * k] *= gain

@@ -1,35 +1,20 @@
 import CFFTW
 import Foundation
 
-/// The marker's synchronisation search: the correlation of a folded block of cell values
-/// (``MarkerLayout/blockFrames`` × ``MarkerLayout/cellsPerFrame``, frame-major) with the sync
-/// chips at every one of the 320 block phases at once, as a circular cross-correlation per cell
-/// column through FFTW (56 transforms of 320 points and one inverse instead of 320 × 4480
-/// products). Not thread-safe: one per detector.
+/// The marker's synchronisation search for one ``MarkerFormat``: the correlation of a folded
+/// block of cell values (``MarkerLayout/blockFrames`` × the format's cells) with the format's
+/// sync chips at every one of the 320 block phases at once, as a circular cross-correlation per
+/// cell column through FFTW (one transform of 320 points per column and one inverse instead of
+/// 320 × (sync cells) products). Not thread-safe: one per detector and format.
 final class MarkerSync {
     static let frames = MarkerLayout.blockFrames
-    static let cells = MarkerLayout.cellsPerFrame
     static let bins = frames / 2 + 1
 
+    let format: MarkerFormat
+    private let cells: Int
     /// Spectrum of each cell column of the sync chips (zero on data cells), column-major
     /// `c * bins + k`, interleaved re/im.
-    private static let chipSpectrum: [Float] = {
-        var out = [Float](repeating: 0, count: cells * bins * 2)
-        let input = fftwf_alloc_real(frames)!
-        let output = fftwf_alloc_complex(bins)!
-        defer { fftwf_free(input); fftwf_free(output) }
-        fftwPlanLock.lock()
-        let plan = fftwf_plan_dft_r2c_1d(Int32(frames), input, output, UInt32(FFTW_ESTIMATE))
-        fftwPlanLock.unlock()
-        defer { fftwPlanLock.lock(); fftwf_destroy_plan(plan); fftwPlanLock.unlock() }
-        for c in 0..<cells {
-            for q in 0..<frames { input[q] = MarkerLayout.isSync(q, c) ? MarkerLayout.chips[q * cells + c] : 0 }
-            fftwf_execute(plan)
-            let raw = UnsafeMutableRawPointer(output).assumingMemoryBound(to: Float.self)
-            for k in 0..<(2 * bins) { out[c * bins * 2 + k] = raw[k] }
-        }
-        return out
-    }()
+    private let chipSpectrum: [Float]
 
     private let input: UnsafeMutablePointer<Float>       // frames × cells, frame-major (copy of the folded block)
     private let spectra: UnsafeMutablePointer<fftwf_complex> // bins × cells, bin-major
@@ -38,8 +23,10 @@ final class MarkerSync {
     private let forward: fftwf_plan
     private let inverse: fftwf_plan
 
-    init() {
-        let f = Self.frames, c = Self.cells, b = Self.bins
+    init(format: MarkerFormat) {
+        self.format = format
+        let f = Self.frames, c = format.cellsPerFrame, b = Self.bins
+        cells = c
         input = fftwf_alloc_real(f * c)
         spectra = fftwf_alloc_complex(b * c)
         sum = fftwf_alloc_complex(b)
@@ -50,7 +37,20 @@ final class MarkerSync {
         forward = fftwf_plan_many_dft_r2c(1, &n, Int32(c), input, nil, Int32(c), 1, spectra, nil, Int32(c), 1, UInt32(FFTW_ESTIMATE))
         inverse = fftwf_plan_dft_c2r_1d(n, sum, scores, UInt32(FFTW_ESTIMATE))
         fftwPlanLock.unlock()
-        _ = Self.chipSpectrum
+        // The chips' column spectra, through the forward plan (its input is overwritten after).
+        for q in 0..<f {
+            for cell in 0..<c { input[q * c + cell] = MarkerLayout.isSync(q, cell) ? format.chips[q * c + cell] : 0 }
+        }
+        fftwf_execute(forward)
+        var out = [Float](repeating: 0, count: c * b * 2)
+        let raw = UnsafeMutableRawPointer(spectra).assumingMemoryBound(to: Float.self)
+        for cell in 0..<c {
+            for k in 0..<b {
+                out[2 * (cell * b + k)] = raw[2 * (k * c + cell)]
+                out[2 * (cell * b + k) + 1] = raw[2 * (k * c + cell) + 1]
+            }
+        }
+        chipSpectrum = out
     }
 
     deinit {
@@ -64,25 +64,30 @@ final class MarkerSync {
         fftwf_free(scores)
     }
 
-    /// The best block phase of `folded` (frame `q0` of the window's fold is block frame
-    /// `(q0 + phase) % 320`) and its z-score: the sync correlation over the root of the sync cells'
-    /// energy (about N(0, 1) for audio without a mark).
-    func best(_ folded: UnsafeBufferPointer<Float>) -> (phase: Int, z: Float) {
-        let f = Self.frames, c = Self.cells, b = Self.bins
+    /// The best block phase of a folded block and its z-score: the sync correlation over the root
+    /// of the sync cells' energy (about N(0, 1) for audio without a mark). Frame `q0` of the
+    /// window's fold is block frame `(q0 + phase) % 320`.
+    /// - Parameters:
+    ///   - folded: frame-major rows of `stride` values; this format's cell `c` of row `q0` is
+    ///     `folded[q0 * stride + offset + c]`.
+    ///   - stride: values per row (at least `offset` + this format's cells).
+    ///   - offset: the column of this format's first cell.
+    func best(_ folded: UnsafeBufferPointer<Float>, stride: Int, offset: Int) -> (phase: Int, z: Float) {
+        let f = Self.frames, c = cells, b = Self.bins
         // Energy of the sync cells per phase class: cell (q0, c) is a sync cell at phase p when (q0 + p + c) % 4 == 0.
         var energy: [Float] = [0, 0, 0, 0]
         for q0 in 0..<f {
             for cell in 0..<c {
-                let v = folded[q0 * c + cell]
+                let v = folded[q0 * stride + offset + cell]
                 energy[(q0 + cell) & 3] += v * v
+                input[q0 * c + cell] = v
             }
         }
-        for i in 0..<(f * c) { input[i] = folded[i] }
         fftwf_execute(forward)
         // score(p) = Σ_c Σ_q0 x_c[q0] y_c[q0 + p]  →  IFFT(Σ_c conj(X_c) · Y_c) / f.
         let x = UnsafeMutableRawPointer(spectra).assumingMemoryBound(to: Float.self)
         let s = UnsafeMutableRawPointer(sum).assumingMemoryBound(to: Float.self)
-        Self.chipSpectrum.withUnsafeBufferPointer { y in
+        chipSpectrum.withUnsafeBufferPointer { y in
             for k in 0..<b {
                 var re: Float = 0, im: Float = 0
                 for cell in 0..<c {

@@ -132,6 +132,51 @@ final class MarkerTests: XCTestCase {
         XCTAssertLessThan(markLevel(tone, band: false), MarkerEmbedder.defaultStrength - 10)
     }
 
+    /// Files marked by the first builds (format version 1, 500–4000 Hz) still decode; the default
+    /// embedder writes version 2, and both versions decode after a cut.
+    func testBothFormatVersionsDecode() {
+        let audio = Self.music(seconds: 12, seed: 21)
+        XCTAssertEqual(MarkerEmbedder(payload: 1).format.version, 2)
+        for format in [MarkerFormat.v1, MarkerFormat.v2] {
+            let mark = MarkerEmbedder(payload: 0x5EED_0000 + UInt32(format.version), format: format).mark(for: audio)
+            let marked = Array(zip(audio, mark).map { $0 + $1 }.dropFirst(7_777))
+            XCTAssertEqual(MarkerDetector().detect(samples: marked).map(\.payload), [0x5EED_0000 + UInt32(format.version)], "version \(format.version)")
+        }
+        XCTAssertEqual(MarkerFormat.v2.cellsPerFrame, 63)
+        XCTAssertEqual(MarkerFormat.v1.cellsPerFrame, 56)
+    }
+
+    /// Bass-heavy audio (most of its power under 500 Hz) under white noise 10 dB below it: the noise
+    /// owns most of 500–4000 Hz, so version 1 loses the payload and version 2's cells under 500 Hz
+    /// carry it through.
+    func testBassHeavyAudioUnderNoiseNeedsTheLowBand() {
+        var rng = SplitMix64(seed: 17)
+        func uniform() -> Float { Float(Int(rng.next() % 2001) - 1000) / 1000 }
+        let count = 12 * 16_000
+        // Noise through two one-pole low-passes at about 250 Hz, its level changing every 250 ms.
+        var bass = [Float](repeating: 0, count: count)
+        var stages: [Float] = [0, 0]
+        let a: Float = 0.1
+        var level: Float = 1
+        for i in 0..<count {
+            if i % 4_000 == 0 { level = 0.5 + abs(uniform()) }
+            var x = uniform() * level
+            for s in 0..<2 { stages[s] += a * (x - stages[s]); x = stages[s] }
+            bass[i] = x
+        }
+        let power = bass.reduce(0) { $0 + $1 * $1 } / Float(count)
+        let scale = 0.2 / power.squareRoot()
+        bass = bass.map { $0 * scale }
+        let noiseLevel = 0.2 / Float(10).squareRoot() * Float(3).squareRoot() // uniform ±1 has power 1/3
+        let noise = (0..<count).map { _ in uniform() * noiseLevel }
+        func found(_ format: MarkerFormat) -> [UInt32] {
+            let mark = MarkerEmbedder(payload: 909, format: format).mark(for: bass)
+            return MarkerDetector().detect(samples: (0..<count).map { bass[$0] + mark[$0] + noise[$0] }).map(\.payload)
+        }
+        XCTAssertEqual(found(.v2), [909])
+        XCTAssertEqual(found(.v1), [])
+    }
+
     func testDecodesAfterCutAndNoise() {
         let audio = Self.music(seconds: 20, seed: 11)
         let mark = MarkerEmbedder(payload: 42).mark(for: audio)
