@@ -44,12 +44,13 @@ enum PeakEdge {
         var peaks = Set<Peak>()
         let buckets = postings.start.count - 1
         guard buckets > 0 else { return [] }
-        postings.withPostings(0..<postings.count) { entries in
-            for h in 0..<buckets {
-                let lo = Int(postings.start[h]), hi = Int(postings.start[h + 1])
-                guard hi > lo, hi <= entries.count else { continue }
-                for e in PostingIndex.run(of: reference, in: entries, lo, hi) {
-                    peaks.insert(Peak(frame: Int32(truncatingIfNeeded: entries[e]), step: Int32(h / perAnchor)))
+        for h in 0..<buckets {
+            let lo = Int(postings.start[h]), hi = Int(postings.start[h + 1])
+            guard hi > lo, hi <= postings.count else { continue }
+            // A bucket at a time: a mapped index widens only the reference's run.
+            postings.withPostings(postings.run(of: reference, in: lo..<hi)) { entries in
+                for e in entries {
+                    peaks.insert(Peak(frame: Int32(truncatingIfNeeded: e), step: Int32(h / perAnchor)))
                 }
             }
         }
