@@ -102,7 +102,9 @@ public struct PostingBuffer<Element: FixedWidthInteger>: RandomAccessCollection,
 ///   references, frames under 2^16), so a query's lookups touch fewer pages (format 2 stored 8
 ///   bytes a posting: identify's peak RSS on that catalog was 131 MB, 52 MB of them index pages);
 /// - per-reference boundaries: `R + 1` UInt64 into the frames section;
-/// - frames: `P` UInt32, each reference's anchor frames ascending.
+/// - frames: `P` UInt32, each reference's anchor frames ascending (ties by hash), padded to 8 bytes;
+/// - hashes: `P` UInt32, the hash of each posting of the frames section (a reference's
+///   postings without walking every bucket: scan's edge check reads them), padded to 8 bytes.
 ///
 /// A reader maps the file only when its token, counts and id digest equal those of the
 /// catalog snapshot it reads in the same transaction; otherwise the index is rebuilt (or, when
@@ -122,13 +124,14 @@ enum IndexFile {
     static func align8(_ n: Int) -> Int { (n + 7) & ~7 }
 
     /// Byte offsets of the sections and the total file size for a header and posting width.
-    static func layout(_ h: Header, entryBytes: Int) -> (start: Int, entries: Int, frameStart: Int, frames: Int, size: Int) {
+    static func layout(_ h: Header, entryBytes: Int) -> (start: Int, entries: Int, frameStart: Int, frames: Int, hashes: Int, size: Int) {
         let start = headerBytes
         let entries = start + align8((h.hashCount + 1) * 4)
         let frameStart = entries + align8(h.postingCount * entryBytes + 8)
         let frames = frameStart + (h.referenceCount + 1) * 8
-        let size = frames + align8(h.postingCount * 4)
-        return (start, entries, frameStart, frames, size)
+        let hashes = frames + align8(h.postingCount * 4)
+        let size = hashes + align8(h.postingCount * 4)
+        return (start, entries, frameStart, frames, hashes, size)
     }
 
     /// FNV-1a 64 of the ids, each followed by a 0 byte.
@@ -170,7 +173,7 @@ enum IndexFile {
         store(UInt64(header.referenceCount), at: 24)
         store(UInt64(header.postingCount), at: 32)
         store(header.idsDigest, at: 40)
-        let (frameStart, frames) = index.referenceFrameTable()
+        let (frameStart, frames, hashes) = index.referencePostingTable()
         let (width, frameBits) = PackedPostings.shape(referenceCount: header.referenceCount, maxFrame: UInt64(frames.max() ?? 0))
         head[48] = UInt8(width)
         head[49] = UInt8(frameBits)
@@ -199,6 +202,8 @@ enum IndexFile {
         frameStart.withUnsafeBytes { put($0) }
         frames.withUnsafeBytes { put($0) }
         pad(frames.count * 4)
+        hashes.withUnsafeBytes { put($0) }
+        pad(hashes.count * 4)
         if failed == 0 && fsync(fd) != 0 { failed = errno }
         close(fd)
         if failed == 0 && rename(temporary, path) != 0 { failed = errno }
@@ -258,6 +263,7 @@ enum IndexFile {
         return PostingIndex(start: start, packed: packed,
                             frameStart: frameStart,
                             frames: PostingBuffer(storage: storage, byteOffset: shape.frames, count: expected.postingCount),
+                            hashes: PostingBuffer(storage: storage, byteOffset: shape.hashes, count: expected.postingCount),
                             referenceCount: expected.referenceCount, storage: storage)
     }
 }

@@ -115,6 +115,8 @@ public struct PostingIndex: Sendable {
     /// reference's anchor frames ascending; `nil` for an index built in memory.
     private let frameStart: PostingBuffer<UInt64>?
     private let frames: PostingBuffer<UInt32>?
+    /// For a mapped index file: the hash of each posting of ``frames`` (same order).
+    private let referenceHashes: PostingBuffer<UInt32>?
     private let storage: PostingStorage?
 
     /// Every posting packed as `referenceIndex << 32 | frame`, by hash, then reference, then
@@ -174,12 +176,14 @@ public struct PostingIndex: Sendable {
         self.referenceCount = referenceCount
         frameStart = nil
         frames = nil
+        referenceHashes = nil
         storage = nil
     }
 
     /// An index over memory-mapped sections of an index file (see ``IndexFile``).
     init(start: PostingBuffer<UInt32>, packed: PackedPostings, frameStart: PostingBuffer<UInt64>,
-         frames: PostingBuffer<UInt32>, referenceCount: Int, storage: PostingStorage) {
+         frames: PostingBuffer<UInt32>, hashes: PostingBuffer<UInt32>, referenceCount: Int, storage: PostingStorage) {
+        referenceHashes = hashes
         self.start = start
         wide = nil
         self.packed = packed
@@ -229,21 +233,45 @@ public struct PostingIndex: Sendable {
         return result
     }
 
-    /// Every reference's frames (see ``frames(of:)``) as boundaries (`referenceCount + 1`) and
-    /// the frames, reference after reference: the last two sections of an index file.
-    func referenceFrameTable() -> (start: [UInt64], frames: [UInt32]) {
+    /// Reference `reference`'s postings (hash and anchor frame), by frame, then hash. From a
+    /// mapped index this reads only that reference's stretch of the file (O(its postings));
+    /// in memory it walks every bucket.
+    public func postings(of reference: Int) -> [Posting] {
+        guard reference >= 0 && reference < referenceCount else { return [] }
+        if let frameStart, let frames, let referenceHashes {
+            let range = Int(frameStart[reference]) ..< Int(frameStart[reference + 1])
+            return range.map { Posting(hash: referenceHashes[$0], frame: frames[$0]) }
+        }
+        var keys: [UInt64] = []
+        for h in 0 ..< start.count - 1 {
+            let lo = Int(start[h]), hi = Int(start[h + 1])
+            guard hi > lo else { continue }
+            withPostings(run(of: reference, in: lo..<hi)) { run in
+                for e in run { keys.append((e & 0xFFFF_FFFF) << 32 | UInt64(h)) }
+            }
+        }
+        keys.sort()
+        return keys.map { Posting(hash: UInt32(truncatingIfNeeded: $0), frame: UInt32($0 >> 32)) }
+    }
+
+    /// Every reference's postings (see ``postings(of:)``) as boundaries (`referenceCount + 1`),
+    /// frames and hashes, reference after reference: the last three sections of an index file.
+    func referencePostingTable() -> (start: [UInt64], frames: [UInt32], hashes: [UInt32]) {
+        let entries = self.entries
         var counts = [UInt64](repeating: 0, count: referenceCount + 1)
         for e in entries { counts[Int(e >> 32) + 1] += 1 }
         for r in 0..<referenceCount { counts[r + 1] += counts[r] }
         var cursor = counts
-        var frames = [UInt32](repeating: 0, count: entries.count)
-        for e in entries {
-            let r = Int(e >> 32)
-            frames[Int(cursor[r])] = UInt32(truncatingIfNeeded: e)
-            cursor[r] += 1
+        var keys = [UInt64](repeating: 0, count: entries.count)
+        for h in 0 ..< start.count - 1 {
+            for i in Int(start[h]) ..< Int(start[h + 1]) {
+                let r = Int(entries[i] >> 32)
+                keys[Int(cursor[r])] = (entries[i] & 0xFFFF_FFFF) << 32 | UInt64(h)
+                cursor[r] += 1
+            }
         }
-        for r in 0..<referenceCount { frames[Int(counts[r]) ..< Int(counts[r + 1])].sort() }
-        return (counts, frames)
+        for r in 0..<referenceCount { keys[Int(counts[r]) ..< Int(counts[r + 1])].sort() }
+        return (counts, keys.map { UInt32($0 >> 32) }, keys.map { UInt32(truncatingIfNeeded: $0) })
     }
 
     /// Lets the pages of a mapped index that this process has read leave its resident set
@@ -313,28 +341,30 @@ struct PackedPostings: @unchecked Sendable {
         return (min(8, (frameBits + referenceBits + 7) / 8), frameBits)
     }
 
-    /// The packed value of posting `i`.
-    @inline(__always)
-    func value(_ i: Int) -> UInt64 {
-        let valueMask: UInt64 = entryBytes == 8 ? .max : (1 << UInt64(8 * entryBytes)) - 1
-        return bytes.withUnsafeBufferPointer {
-            UnsafeRawPointer($0.baseAddress!).loadUnaligned(fromByteOffset: i * entryBytes, as: UInt64.self).littleEndian & valueMask
-        }
-    }
-
-    /// Index range of reference `reference`'s postings within `range` (sorted by reference).
+    /// Index range of reference `reference`'s postings within `range` (sorted by reference):
+    /// a linear walk over short ranges (most buckets hold a few postings), a binary search
+    /// over longer ones.
     func run(of reference: Int, in range: Range<Int>) -> Range<Int> {
-        func firstIndex(_ from: Int, atLeast value: UInt64) -> Int {
-            var lo = from, hi = range.upperBound
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if self.value(mid) < value { lo = mid + 1 } else { hi = mid }
+        let width = entryBytes, shift = UInt64(frameBits)
+        let valueMask: UInt64 = width == 8 ? .max : (1 << UInt64(8 * width)) - 1
+        let low = UInt64(reference) << shift, high = UInt64(reference + 1) << shift
+        return bytes.withUnsafeBufferPointer { b in
+            let base = UnsafeRawPointer(b.baseAddress!)
+            @inline(__always) func value(_ i: Int) -> UInt64 {
+                base.loadUnaligned(fromByteOffset: i * width, as: UInt64.self).littleEndian & valueMask
             }
-            return lo
+            func firstIndex(_ from: Int, atLeast bound: UInt64) -> Int {
+                var lo = from, hi = range.upperBound
+                while hi - lo > 8 {
+                    let mid = (lo + hi) / 2
+                    if value(mid) < bound { lo = mid + 1 } else { hi = mid }
+                }
+                while lo < hi && value(lo) < bound { lo += 1 }
+                return lo
+            }
+            let first = firstIndex(range.lowerBound, atLeast: low)
+            return first..<firstIndex(first, atLeast: high)
         }
-        let shift = UInt64(frameBits)
-        let first = firstIndex(range.lowerBound, atLeast: UInt64(reference) << shift)
-        return first..<firstIndex(first, atLeast: UInt64(reference + 1) << shift)
     }
 
     /// Writes postings `range` as `referenceIndex << 32 | frame` into `out` (`range.count` values).

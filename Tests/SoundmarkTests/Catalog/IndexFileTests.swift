@@ -46,6 +46,13 @@ final class IndexFileTests: XCTestCase {
         for r in 0..<3 {
             XCTAssertEqual(mapped.postings.frames(of: r), memory.postings.frames(of: r))
             XCTAssertEqual(mapped.postings.frames(of: r).count, mapped.references[r].postingCount)
+            // A reference's (hash, frame) postings: read from its own stretch of the file, the
+            // same as walking every bucket of the in-memory index, and the same as its signature's.
+            let own = mapped.postings.postings(of: r)
+            XCTAssertEqual(own, memory.postings.postings(of: r))
+            XCTAssertEqual(own.map(\.frame), mapped.postings.frames(of: r))
+            let expected = Set(PostingCodec.postings(of: signatures[sortedIDs[r]]!).map { [$0.frame, $0.hash] })
+            XCTAssertEqual(Set(own.map { [$0.frame, $0.hash] }), expected)
         }
         let q = try query("supertux-forest", at: 12)
         let fromFile = Matcher(index: mapped).match(q)
