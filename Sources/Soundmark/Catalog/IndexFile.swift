@@ -89,21 +89,28 @@ public struct PostingBuffer<Element: FixedWidthInteger>: RandomAccessCollection,
 /// buckets (cost follows the query, not the catalog).
 ///
 /// Layout (little-endian, every section 8-byte aligned):
-/// - header, 64 bytes: magic `SMKIDX` 0 2, the catalog's index token (a random 64-bit stamp the
+/// - header, 64 bytes: magic `SMKIDX` 0 3, the catalog's index token (a random 64-bit stamp the
 ///   catalog changes in every transaction that adds, replaces or removes postings), hash count
 ///   `H`, reference count `R`, posting count `P`, FNV-1a 64 of the reference ids (each followed
-///   by a 0 byte) in index order, 16 reserved bytes;
+///   by a 0 byte) in index order, the posting width `W` in bytes (1 byte), the frame bits `F`
+///   (1 byte), 14 reserved bytes;
 /// - bucket boundaries: `H + 1` UInt32 (padded to 8 bytes);
-/// - packed postings: `P` UInt64 `referenceIndex << 32 | frame`, by hash, then reference, then
-///   frame (the order of ``PostingIndex``);
+/// - packed postings: `P` values of `W` bytes, `referenceIndex << F | frame`, by hash, then
+///   reference, then frame (the order of ``PostingIndex``), then 8 bytes of padding (and up to
+///   the next multiple of 8). `F` holds the largest anchor frame and `W` is the fewest bytes
+///   that hold `F` plus the reference index's bits (3 for the 8-hour bench catalog: 129
+///   references, frames under 2^16), so a query's lookups touch fewer pages (format 2 stored 8
+///   bytes a posting: identify's peak RSS on that catalog was 131 MB, 52 MB of them index pages);
 /// - per-reference boundaries: `R + 1` UInt64 into the frames section;
-/// - frames: `P` UInt32, each reference's anchor frames ascending.
+/// - frames: `P` UInt32, each reference's anchor frames ascending (ties by hash), padded to 8 bytes;
+/// - hashes: `P` UInt32, the hash of each posting of the frames section (a reference's
+///   postings without walking every bucket: scan's edge check reads them), padded to 8 bytes.
 ///
 /// A reader maps the file only when its token, counts and id digest equal those of the
 /// catalog snapshot it reads in the same transaction; otherwise the index is rebuilt (or, when
 /// the file cannot be written, built in memory): a stale index is never matched.
 enum IndexFile {
-    static let magic: [UInt8] = Array("SMKIDX".utf8) + [0, 2]
+    static let magic: [UInt8] = Array("SMKIDX".utf8) + [0, 3]
     static let headerBytes = 64
 
     struct Header: Equatable {
@@ -116,14 +123,15 @@ enum IndexFile {
 
     static func align8(_ n: Int) -> Int { (n + 7) & ~7 }
 
-    /// Byte offsets of the sections and the total file size for a header.
-    static func layout(_ h: Header) -> (start: Int, entries: Int, frameStart: Int, frames: Int, size: Int) {
+    /// Byte offsets of the sections and the total file size for a header and posting width.
+    static func layout(_ h: Header, entryBytes: Int) -> (start: Int, entries: Int, frameStart: Int, frames: Int, hashes: Int, size: Int) {
         let start = headerBytes
         let entries = start + align8((h.hashCount + 1) * 4)
-        let frameStart = entries + h.postingCount * 8
+        let frameStart = entries + align8(h.postingCount * entryBytes + 8)
         let frames = frameStart + (h.referenceCount + 1) * 8
-        let size = frames + align8(h.postingCount * 4)
-        return (start, entries, frameStart, frames, size)
+        let hashes = frames + align8(h.postingCount * 4)
+        let size = hashes + align8(h.postingCount * 4)
+        return (start, entries, frameStart, frames, hashes, size)
     }
 
     /// FNV-1a 64 of the ids, each followed by a 0 byte.
@@ -165,14 +173,37 @@ enum IndexFile {
         store(UInt64(header.referenceCount), at: 24)
         store(UInt64(header.postingCount), at: 32)
         store(header.idsDigest, at: 40)
+        let (frameStart, frames, hashes) = index.referencePostingTable()
+        let (width, frameBits) = PackedPostings.shape(referenceCount: header.referenceCount, maxFrame: UInt64(frames.max() ?? 0))
+        head[48] = UInt8(width)
+        head[49] = UInt8(frameBits)
         head.withUnsafeBytes { put($0) }
         index.start.withUnsafeBufferPointer { put(UnsafeRawBufferPointer($0)) }
         pad(index.start.count * 4)
-        index.entries.withUnsafeBufferPointer { put(UnsafeRawBufferPointer($0)) }
-        let (frameStart, frames) = index.referenceFrameTable()
+        index.withPostings(0..<index.count) { entries in
+            // Packed a block at a time (plus one 8-byte value of padding at the end).
+            var block = [UInt8](repeating: 0, count: 65_536 * width + 8)
+            var first = 0
+            repeat {
+                let n = min(65_536, entries.count - first)
+                block.withUnsafeMutableBytes { out in
+                    for i in 0..<n {
+                        let e = entries[first + i]
+                        let v = (e >> 32) << UInt64(frameBits) | (e & 0xFFFF_FFFF)
+                        out.storeBytes(of: v.littleEndian, toByteOffset: i * width, as: UInt64.self)
+                    }
+                }
+                first += n
+                let last = first == entries.count
+                block.withUnsafeBytes { put(UnsafeRawBufferPointer(rebasing: $0[0 ..< (n * width + (last ? 8 : 0))])) }
+            } while first < entries.count
+        }
+        pad(index.count * width + 8)
         frameStart.withUnsafeBytes { put($0) }
         frames.withUnsafeBytes { put($0) }
         pad(frames.count * 4)
+        hashes.withUnsafeBytes { put($0) }
+        pad(hashes.count * 4)
         if failed == 0 && fsync(fd) != 0 { failed = errno }
         close(fd)
         if failed == 0 && rename(temporary, path) != 0 { failed = errno }
@@ -200,8 +231,7 @@ enum IndexFile {
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
         let size = Int(info.st_size)
-        let shape = layout(expected)
-        guard size == shape.size else { return nil }
+        guard size >= headerBytes else { return nil }
         guard let raw = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0),
               raw != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
         // Lookups jump between buckets: no read-ahead around each page read.
@@ -213,6 +243,12 @@ enum IndexFile {
         let found = Header(token: load(8), hashCount: Int(load(16)), referenceCount: Int(load(24)),
                            postingCount: Int(load(32)), idsDigest: load(40))
         guard found == expected else { return nil }
+        let width = Int(bytes[48]), frameBits = Int(bytes[49])
+        // The reference bits must hold every reference index.
+        let referenceBits = 64 - UInt64(max(0, expected.referenceCount - 1)).leadingZeroBitCount
+        guard (1...8).contains(width), (1...32).contains(frameBits), 8 * width - frameBits >= referenceBits else { return nil }
+        let shape = layout(expected, entryBytes: width)
+        guard size == shape.size else { return nil }
         let start = PostingBuffer<UInt32>(storage: storage, byteOffset: shape.start, count: expected.hashCount + 1)
         guard start[expected.hashCount] == UInt32(truncatingIfNeeded: expected.postingCount) else { return nil }
         // Damage that would send a lookup outside the postings (a bucket or a reference's
@@ -222,10 +258,12 @@ enum IndexFile {
         let frameStart = PostingBuffer<UInt64>(storage: storage, byteOffset: shape.frameStart, count: expected.referenceCount + 1)
         guard ascending(start, from: 0, to: UInt32(truncatingIfNeeded: expected.postingCount)),
               ascending(frameStart, from: 0, to: UInt64(expected.postingCount)) else { return nil }
-        return PostingIndex(start: start,
-                            entries: PostingBuffer(storage: storage, byteOffset: shape.entries, count: expected.postingCount),
+        let packed = PackedPostings(bytes: PostingBuffer(storage: storage, byteOffset: shape.entries, count: shape.frameStart - shape.entries),
+                                    count: expected.postingCount, entryBytes: width, frameBits: frameBits)
+        return PostingIndex(start: start, packed: packed,
                             frameStart: frameStart,
                             frames: PostingBuffer(storage: storage, byteOffset: shape.frames, count: expected.postingCount),
+                            hashes: PostingBuffer(storage: storage, byteOffset: shape.hashes, count: expected.postingCount),
                             referenceCount: expected.referenceCount, storage: storage)
     }
 }

@@ -91,24 +91,44 @@ public enum PostingCodec {
     }
 }
 
-/// An in-memory inverted index: hash → postings of every reference, in compressed-sparse-row form.
+/// An inverted index: hash → postings of every reference, in compressed-sparse-row form.
 ///
 /// `entries[start[h] ..< start[h + 1]]` are the postings of hash `h`, each packed as
 /// `referenceIndex << 32 | frame`, in ascending reference order (the counting sort is stable
 /// and references are added in index order), so one reference's run is found by binary search. Building is O(postings + hashCount); a lookup is O(1) plus the
 /// bucket's length.
+///
+/// An index built in memory holds the postings as 8-byte values; one mapped from an index file
+/// (see ``IndexFile``) holds them in as few bytes as the catalog needs (`referenceIndex <<
+/// frameBits | frame` in ``PackedPostings/entryBytes`` bytes: 3 for the 8-hour bench catalog)
+/// and ``withPostings(_:_:)`` widens the requested range to the 8-byte form.
 public struct PostingIndex: Sendable {
     /// Bucket boundaries, `hashCount + 1` values.
     public let start: PostingBuffer<UInt32>
-    /// Packed postings (`referenceIndex << 32 | frame`).
-    public let entries: PostingBuffer<UInt64>
+    /// Postings of an index built in memory (`nil` when ``packed`` holds them).
+    private let wide: PostingBuffer<UInt64>?
+    /// Postings of a mapped index file, packed (`nil` for an index built in memory).
+    private let packed: PackedPostings?
     /// Number of references indexed.
     public let referenceCount: Int
     /// For a mapped index file: `referenceCount + 1` boundaries into ``frames``, and each
     /// reference's anchor frames ascending; `nil` for an index built in memory.
     private let frameStart: PostingBuffer<UInt64>?
     private let frames: PostingBuffer<UInt32>?
+    /// For a mapped index file: the hash of each posting of ``frames`` (same order).
+    private let referenceHashes: PostingBuffer<UInt32>?
     private let storage: PostingStorage?
+
+    /// Every posting packed as `referenceIndex << 32 | frame`, by hash, then reference, then
+    /// frame. For a mapped index this widens every posting into newly allocated memory
+    /// (8 bytes each): for tests and tools; matching reads through ``withPostings(_:_:)``.
+    public var entries: PostingBuffer<UInt64> {
+        if let wide { return wide }
+        guard let packed else { return PostingBuffer([]) }
+        var values = [UInt64](repeating: 0, count: packed.count)
+        values.withUnsafeMutableBufferPointer { packed.widen(0..<packed.count, into: $0) }
+        return PostingBuffer(values)
+    }
 
     /// Builds the index from each reference's postings; reference `i` of `references` gets index `i`.
     /// - Parameter hashCount: the size of the hash space (``LandmarkHasher/hashCount``).
@@ -151,18 +171,22 @@ public struct PostingIndex: Sendable {
             }
         }
         start = PostingBuffer(counts)
-        self.entries = PostingBuffer(entries)
+        wide = PostingBuffer(entries)
+        self.packed = nil
         self.referenceCount = referenceCount
         frameStart = nil
         frames = nil
+        referenceHashes = nil
         storage = nil
     }
 
     /// An index over memory-mapped sections of an index file (see ``IndexFile``).
-    init(start: PostingBuffer<UInt32>, entries: PostingBuffer<UInt64>, frameStart: PostingBuffer<UInt64>,
-         frames: PostingBuffer<UInt32>, referenceCount: Int, storage: PostingStorage) {
+    init(start: PostingBuffer<UInt32>, packed: PackedPostings, frameStart: PostingBuffer<UInt64>,
+         frames: PostingBuffer<UInt32>, hashes: PostingBuffer<UInt32>, referenceCount: Int, storage: PostingStorage) {
+        referenceHashes = hashes
         self.start = start
-        self.entries = entries
+        wide = nil
+        self.packed = packed
         self.frameStart = frameStart
         self.frames = frames
         self.referenceCount = referenceCount
@@ -177,9 +201,19 @@ public struct PostingIndex: Sendable {
     /// (Reading a mapped file's bucket with `pread` instead, which keeps the pages out of the
     /// process's resident set, was measured: identify makes about 3 million lookups for one
     /// 10 s clip, and one system call each took 12 s instead of 0.4 s.)
+    /// From a mapped index the range is widened into a temporary buffer first (a bucket at a
+    /// time: a few dozen postings; read 3 bytes a posting instead of 8, the pages a query
+    /// touches, and so identify's resident memory, shrink by more than half).
     @inline(__always)
     public func withPostings<R>(_ range: Range<Int>, _ body: (UnsafeBufferPointer<UInt64>) throws -> R) rethrows -> R {
-        try entries.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
+        if let wide {
+            return try wide.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[range])) }
+        }
+        guard let packed, !range.isEmpty else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return try withUnsafeTemporaryAllocation(of: UInt64.self, capacity: range.count) { out in
+            packed.widen(range, into: out)
+            return try body(UnsafeBufferPointer(out))
+        }
     }
 
     /// Whether the postings are read from a memory-mapped index file.
@@ -199,21 +233,45 @@ public struct PostingIndex: Sendable {
         return result
     }
 
-    /// Every reference's frames (see ``frames(of:)``) as boundaries (`referenceCount + 1`) and
-    /// the frames, reference after reference: the last two sections of an index file.
-    func referenceFrameTable() -> (start: [UInt64], frames: [UInt32]) {
+    /// Reference `reference`'s postings (hash and anchor frame), by frame, then hash. From a
+    /// mapped index this reads only that reference's stretch of the file (O(its postings));
+    /// in memory it walks every bucket.
+    public func postings(of reference: Int) -> [Posting] {
+        guard reference >= 0 && reference < referenceCount else { return [] }
+        if let frameStart, let frames, let referenceHashes {
+            let range = Int(frameStart[reference]) ..< Int(frameStart[reference + 1])
+            return range.map { Posting(hash: referenceHashes[$0], frame: frames[$0]) }
+        }
+        var keys: [UInt64] = []
+        for h in 0 ..< start.count - 1 {
+            let lo = Int(start[h]), hi = Int(start[h + 1])
+            guard hi > lo else { continue }
+            withPostings(run(of: reference, in: lo..<hi)) { run in
+                for e in run { keys.append((e & 0xFFFF_FFFF) << 32 | UInt64(h)) }
+            }
+        }
+        keys.sort()
+        return keys.map { Posting(hash: UInt32(truncatingIfNeeded: $0), frame: UInt32($0 >> 32)) }
+    }
+
+    /// Every reference's postings (see ``postings(of:)``) as boundaries (`referenceCount + 1`),
+    /// frames and hashes, reference after reference: the last three sections of an index file.
+    func referencePostingTable() -> (start: [UInt64], frames: [UInt32], hashes: [UInt32]) {
+        let entries = self.entries
         var counts = [UInt64](repeating: 0, count: referenceCount + 1)
         for e in entries { counts[Int(e >> 32) + 1] += 1 }
         for r in 0..<referenceCount { counts[r + 1] += counts[r] }
         var cursor = counts
-        var frames = [UInt32](repeating: 0, count: entries.count)
-        for e in entries {
-            let r = Int(e >> 32)
-            frames[Int(cursor[r])] = UInt32(truncatingIfNeeded: e)
-            cursor[r] += 1
+        var keys = [UInt64](repeating: 0, count: entries.count)
+        for h in 0 ..< start.count - 1 {
+            for i in Int(start[h]) ..< Int(start[h + 1]) {
+                let r = Int(entries[i] >> 32)
+                keys[Int(cursor[r])] = (entries[i] & 0xFFFF_FFFF) << 32 | UInt64(h)
+                cursor[r] += 1
+            }
         }
-        for r in 0..<referenceCount { frames[Int(counts[r]) ..< Int(counts[r + 1])].sort() }
-        return (counts, frames)
+        for r in 0..<referenceCount { keys[Int(counts[r]) ..< Int(counts[r + 1])].sort() }
+        return (counts, keys.map { UInt32($0 >> 32) }, keys.map { UInt32(truncatingIfNeeded: $0) })
     }
 
     /// Lets the pages of a mapped index that this process has read leave its resident set
@@ -224,7 +282,26 @@ public struct PostingIndex: Sendable {
     }
 
     /// Total number of postings.
-    public var count: Int { entries.count }
+    public var count: Int { wide?.count ?? packed?.count ?? 0 }
+
+    /// Bytes per posting and frame bits an index file packs postings in (see ``IndexFile``):
+    /// the fewest whole bytes that hold the frame bits of `maxFrame` (at least 1) and the bits
+    /// of the largest reference index `referenceCount - 1` (at least 1), at most 8.
+    public static func packedShape(referenceCount: Int, maxFrame: UInt64) -> (entryBytes: Int, frameBits: Int) {
+        PackedPostings.shape(referenceCount: referenceCount, maxFrame: maxFrame)
+    }
+
+    /// Index range of reference `reference`'s postings within `range` (a bucket or part of
+    /// one: a bucket is sorted by reference), found by binary search on the stored postings (a
+    /// mapped index's packed values are compared as they are, not widened first).
+    public func run(of reference: Int, in range: Range<Int>) -> Range<Int> {
+        guard !range.isEmpty, reference >= 0 else { return range.lowerBound..<range.lowerBound }
+        if let wide {
+            return wide.withUnsafeBufferPointer { PostingIndex.run(of: reference, in: $0, range.lowerBound, range.upperBound) }
+        }
+        guard let packed else { return range.lowerBound..<range.lowerBound }
+        return packed.run(of: reference, in: range)
+    }
 
     /// Index range in `entries` of reference `reference`'s postings within `lo ..< hi` (a bucket
     /// or part of one), found by binary search: a bucket is sorted by reference.
@@ -240,5 +317,68 @@ public struct PostingIndex: Sendable {
         }
         let first = firstIndex(lo, atLeast: UInt64(reference) << 32)
         return first..<firstIndex(first, atLeast: UInt64(reference + 1) << 32)
+    }
+}
+
+/// Postings of a mapped index file, `count` values of `entryBytes` little-endian bytes each
+/// (`referenceIndex << frameBits | frame`), followed by at least 8 bytes of padding so every
+/// value can be read with one unaligned 8-byte load.
+struct PackedPostings: @unchecked Sendable {
+    /// The packed bytes (`count · entryBytes` plus the padding).
+    let bytes: PostingBuffer<UInt8>
+    /// Number of postings.
+    let count: Int
+    /// Bytes per posting, 1…8.
+    let entryBytes: Int
+    /// Low bits of a value that hold the frame, 1…32.
+    let frameBits: Int
+
+    /// Bytes per posting and frame bits that hold every posting of `referenceCount`
+    /// references whose largest anchor frame is `maxFrame`.
+    static func shape(referenceCount: Int, maxFrame: UInt64) -> (entryBytes: Int, frameBits: Int) {
+        let frameBits = max(1, 64 - maxFrame.leadingZeroBitCount)
+        let referenceBits = max(1, 64 - UInt64(max(0, referenceCount - 1)).leadingZeroBitCount)
+        return (min(8, (frameBits + referenceBits + 7) / 8), frameBits)
+    }
+
+    /// Index range of reference `reference`'s postings within `range` (sorted by reference):
+    /// a linear walk over short ranges (most buckets hold a few postings), a binary search
+    /// over longer ones.
+    func run(of reference: Int, in range: Range<Int>) -> Range<Int> {
+        let width = entryBytes, shift = UInt64(frameBits)
+        let valueMask: UInt64 = width == 8 ? .max : (1 << UInt64(8 * width)) - 1
+        let low = UInt64(reference) << shift, high = UInt64(reference + 1) << shift
+        return bytes.withUnsafeBufferPointer { b in
+            let base = UnsafeRawPointer(b.baseAddress!)
+            @inline(__always) func value(_ i: Int) -> UInt64 {
+                base.loadUnaligned(fromByteOffset: i * width, as: UInt64.self).littleEndian & valueMask
+            }
+            func firstIndex(_ from: Int, atLeast bound: UInt64) -> Int {
+                var lo = from, hi = range.upperBound
+                while hi - lo > 8 {
+                    let mid = (lo + hi) / 2
+                    if value(mid) < bound { lo = mid + 1 } else { hi = mid }
+                }
+                while lo < hi && value(lo) < bound { lo += 1 }
+                return lo
+            }
+            let first = firstIndex(range.lowerBound, atLeast: low)
+            return first..<firstIndex(first, atLeast: high)
+        }
+    }
+
+    /// Writes postings `range` as `referenceIndex << 32 | frame` into `out` (`range.count` values).
+    @inline(__always)
+    func widen(_ range: Range<Int>, into out: UnsafeMutableBufferPointer<UInt64>) {
+        let width = entryBytes, shift = UInt64(frameBits)
+        let valueMask: UInt64 = width == 8 ? .max : (1 << UInt64(8 * width)) - 1
+        let frameMask: UInt64 = (1 << shift) - 1
+        bytes.withUnsafeBufferPointer { b in
+            let base = UnsafeRawPointer(b.baseAddress!) + range.lowerBound * width
+            for i in 0..<range.count {
+                let v = base.loadUnaligned(fromByteOffset: i * width, as: UInt64.self).littleEndian & valueMask
+                out[i] = (v >> shift) << 32 | (v & frameMask)
+            }
+        }
     }
 }

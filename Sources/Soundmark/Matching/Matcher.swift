@@ -307,8 +307,7 @@ public final class Matcher {
                     if hi - lo > options.maxBucket || hi == lo {
                         range = 0..<0
                     } else {
-                        let run = index.postings.withPostings(lo..<hi) { PostingIndex.run(of: reference, in: $0, 0, $0.count) }
-                        range = (lo + run.lowerBound)..<(lo + run.upperBound)
+                        range = index.postings.run(of: reference, in: lo..<hi)
                     }
                     memo?.hashes[i] = h
                     memo?.ranges[i] = range
@@ -626,8 +625,8 @@ public final class Matcher {
                 let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                 if skippingCommonHashes && hi - lo > options.maxBucket { continue }
                 if hi == lo { continue }
-                let agreed = index.postings.withPostings(lo..<hi) { entries in
-                    PostingIndex.run(of: reference, in: entries, 0, entries.count).contains(where: { agrees(Int(entries[$0] & 0xFFFF_FFFF), l) })
+                let agreed = index.postings.withPostings(index.postings.run(of: reference, in: lo..<hi)) { entries in
+                    entries.contains { agrees(Int($0 & 0xFFFF_FFFF), l) }
                 }
                 if agreed { found.append(l) }
             }

@@ -38,20 +38,13 @@ enum PeakEdge {
     static let chanceShifts: [Double] = [-41, -27, 27, 41]
 
     /// The anchor peaks of reference `reference`'s postings (frame, anchor step), each once,
-    /// in frame order. Walks every bucket of `postings` once.
+    /// in frame order. From a mapped index this reads only the reference's postings; an index
+    /// built in memory walks every bucket once.
     static func referencePeaks(_ postings: PostingIndex, reference: Int, hasher: LandmarkHasher) -> [Peak] {
         let perAnchor = hasher.ratioCount * hasher.deltaCount
         var peaks = Set<Peak>()
-        let buckets = postings.start.count - 1
-        guard buckets > 0 else { return [] }
-        postings.withPostings(0..<postings.count) { entries in
-            for h in 0..<buckets {
-                let lo = Int(postings.start[h]), hi = Int(postings.start[h + 1])
-                guard hi > lo, hi <= entries.count else { continue }
-                for e in PostingIndex.run(of: reference, in: entries, lo, hi) {
-                    peaks.insert(Peak(frame: Int32(truncatingIfNeeded: entries[e]), step: Int32(h / perAnchor)))
-                }
-            }
+        for p in postings.postings(of: reference) {
+            peaks.insert(Peak(frame: Int32(truncatingIfNeeded: p.frame), step: Int32(Int(p.hash) / perAnchor)))
         }
         return peaks.sorted { ($0.frame, $0.step) < ($1.frame, $1.step) }
     }

@@ -403,9 +403,9 @@ public final class Scanner {
                     guard let h = hasher.hash(v, timeScale: c.timeScale, logShift: shift) else { continue }
                     let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
                     if hi - lo > options.maxBucket || hi == lo { continue }
-                    let found = index.postings.withPostings(lo..<hi) { entries in
+                    let found = index.postings.withPostings(index.postings.run(of: ref, in: lo..<hi)) { entries in
                         var found = false
-                        for e in PostingIndex.run(of: ref, in: entries, 0, entries.count) {
+                        for e in entries.indices {
                             let f = Int(entries[e] & 0xFFFF_FFFF)
                             if abs(f - q - offset) <= 6 {
                                 hits.append(Hit(x: l.anchorFrame, y: Int32(truncatingIfNeeded: f), end: end))

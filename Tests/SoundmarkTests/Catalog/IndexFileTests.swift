@@ -46,6 +46,13 @@ final class IndexFileTests: XCTestCase {
         for r in 0..<3 {
             XCTAssertEqual(mapped.postings.frames(of: r), memory.postings.frames(of: r))
             XCTAssertEqual(mapped.postings.frames(of: r).count, mapped.references[r].postingCount)
+            // A reference's (hash, frame) postings: read from its own stretch of the file, the
+            // same as walking every bucket of the in-memory index, and the same as its signature's.
+            let own = mapped.postings.postings(of: r)
+            XCTAssertEqual(own, memory.postings.postings(of: r))
+            XCTAssertEqual(own.map(\.frame), mapped.postings.frames(of: r))
+            let expected = Set(PostingCodec.postings(of: signatures[sortedIDs[r]]!).map { [$0.frame, $0.hash] })
+            XCTAssertEqual(Set(own.map { [$0.frame, $0.hash] }), expected)
         }
         let q = try query("supertux-forest", at: 12)
         let fromFile = Matcher(index: mapped).match(q)
@@ -75,9 +82,14 @@ final class IndexFileTests: XCTestCase {
         XCTAssertFalse(rebuilt.postings.isMapped, "a bucket table out of order is not mapped")
         XCTAssertEqual(Array(rebuilt.postings.entries), Array(clean.postings.entries))
         XCTAssertEqual(try catalog.loadIndex().postings.isMapped, true, "the damaged file was rewritten")
-        // Postings naming no reference (the reference half of entries flipped): skipped, no crash.
+        // Postings naming no reference (the top byte of packed postings flipped: reference bits
+        // and high frame bits): skipped, no crash.
         let entries = 64 + (4 * (hashCount + 1) + 7) / 8 * 8
-        try damage(path + ".index", from: entries + 7, step: 8 * 101, count: clean.postings.entries.count / 101)
+        let width = Int(try Data(contentsOf: URL(fileURLWithPath: path + ".index"))[48])
+        let maxFrame = clean.postings.entries.map { $0 & 0xFFFF_FFFF }.max() ?? 0
+        // 2 bits of reference index (3 references) plus the largest frame's bits, in whole bytes.
+        XCTAssertEqual(width, (2 + (64 - maxFrame.leadingZeroBitCount) + 7) / 8)
+        try damage(path + ".index", from: entries + width - 1, step: width * 101, count: clean.postings.count / 101)
         let damaged = try catalog.loadIndex()
         XCTAssertTrue(damaged.postings.isMapped)
         let found = Matcher(index: damaged).match(try query("supertux-forest", at: 12))
@@ -144,5 +156,17 @@ final class IndexFileTests: XCTestCase {
         XCTAssertTrue(index.postings.isMapped)
         XCTAssertEqual(index.references.map(\.item.id), ["supertux-forest"])
         XCTAssertEqual(try Catalog.upgrade(path: path), 2)
+    }
+
+    func testPostingWidthIsTheFewestBytesThatHoldReferenceAndFrame() {
+        // The 8-hour bench catalog: 129 references (8 bits), frames up to 52,961 (16 bits).
+        XCTAssertTrue(PostingIndex.packedShape(referenceCount: 129, maxFrame: 52_961) == (3, 16))
+        XCTAssertTrue(PostingIndex.packedShape(referenceCount: 1, maxFrame: 0) == (1, 1))
+        // About 200 hours: 2,816 references (12 bits), a 20-minute reference (75,000 frames, 17 bits).
+        XCTAssertTrue(PostingIndex.packedShape(referenceCount: 2_816, maxFrame: 75_000) == (4, 17))
+        // 10,000 hours of 4-minute spots: 150,000 references (18 bits).
+        XCTAssertTrue(PostingIndex.packedShape(referenceCount: 150_000, maxFrame: 15_000) == (4, 14))
+        XCTAssertTrue(PostingIndex.packedShape(referenceCount: 150_000, maxFrame: 1 << 20) == (5, 21))
+        XCTAssertTrue(PostingIndex.packedShape(referenceCount: 1 << 31, maxFrame: UInt64(UInt32.max)) == (8, 32))
     }
 }
