@@ -807,16 +807,16 @@ public final class Scanner {
         let line = s.line
         guard line.slope > 0.5 else { return nil }
         let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
-        // Only a masked stretch: where hits are dense, a second without one is no play.
-        let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
-        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
-        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
         // Not next to another play (a crossfade or a splice): there the hits of both put the
         // boundary, and the fading track's peaks stand out well past the crossfade's middle.
         let others = (open + recentlyClosed).filter { o in
             o.ref != s.ref && o.lastHitFrame >= edge - reach && o.firstHitFrame <= edge + reach
         }
         if others.contains(where: { segment($0).confidence >= options.threshold }) { return nil }
+        // Only a masked stretch: where hits are dense, a second without one is no play.
+        let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
+        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
+        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
         func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] {
             spectrumReadings(s, from: from, to: to) ?? []
         }
@@ -829,12 +829,12 @@ public final class Scanner {
 
     /// The butt splice where segment `s` (closing) gives way to a line of another reference
     /// still open: that line's index in `open` and the recording frame of the splice, `nil`
-    /// when there is none. Only when both lines are confident and the other starts within
+    /// when there is none. Only when the other line is confident and starts within
     /// ``SpectrumEdge/spliceReach`` of where `s` ends by hits (a crossfade of seconds keeps the
     /// middle of the overlap), and both lines' peaks tell themselves from their decoys (see
     /// ``SpectrumEdge/splice(_:_:)``).
     private func splice(_ s: OpenSegment) -> (Int, Double)? {
-        guard spectrum.latest >= 0, segment(s).confidence >= options.threshold else { return nil }
+        guard spectrum.latest >= 0 else { return nil }
         let reach = Int(SpectrumEdge.spliceReach / hop), second = Int(1 / hop)
         let end = endFrame(s)
         guard let j = open.indices.first(where: { j in
