@@ -235,7 +235,7 @@ public final class Scanner {
             recordingEnd = d
         }
         closeBlock()
-        for i in open.indices { close(open[i]) }
+        for s in open { close(s) }
         open.removeAll()
         return Scanner.resolveOverlaps(finished, threshold: options.threshold, postings: { [self] ref, from, to in
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
@@ -310,10 +310,11 @@ public final class Scanner {
         nextBlockEnd += hopFrames
         // Close segments not extended for a while.
         let limit = windowEnd - Int(options.closeAfterSeconds / hop)
-        // (Closing a line may set the splice of a line still open: see ``splice(_:)``.)
-        let closing = open.indices.filter { open[$0].lastHitFrame < limit }
-        for i in closing { close(open[i]) }
-        open = open.indices.filter { !closing.contains($0) }.map { open[$0] }
+        var keep: [OpenSegment] = []
+        for s in open {
+            if s.lastHitFrame < limit { close(s) } else { keep.append(s) }
+        }
+        open = keep
     }
 
     private func detect(windowStart: Int, windowEnd: Int) {
@@ -445,10 +446,6 @@ public final class Scanner {
         var spectrumStartDecided = false
         /// The end (recording frame of the last peak) moved later by the spectrum, set at close.
         var spectrumEnd: Double?
-        /// Where this line's audio gives way to another's at a butt splice (recording frame, from
-        /// the spectrum: see ``Scanner/splice(_:)``): its end, or its start.
-        var spliceEnd: Double?
-        var spliceStart: Double?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
@@ -817,48 +814,9 @@ public final class Scanner {
         let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
         let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
         guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
-        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] {
-            spectrumReadings(s, from: from, to: to) ?? []
-        }
-        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
-        let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
-        var outward = readings(outer.0, outer.1)
-        if direction < 0 { outward.reverse() }
-        return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
-    }
-
-    /// The butt splice where segment `s` (closing) gives way to a line of another reference
-    /// still open: that line's index in `open` and the recording frame of the splice, `nil`
-    /// when there is none. Only when the other line is confident and starts within
-    /// ``SpectrumEdge/spliceReach`` of where `s` ends by hits (a crossfade of seconds keeps the
-    /// middle of the overlap), and both lines' peaks tell themselves from their decoys (see
-    /// ``SpectrumEdge/splice(_:_:)``).
-    private func splice(_ s: OpenSegment) -> (Int, Double)? {
-        guard spectrum.latest >= 0 else { return nil }
-        let reach = Int(SpectrumEdge.spliceReach / hop), second = Int(1 / hop)
-        let end = endFrame(s)
-        guard let j = open.indices.first(where: { j in
-            let o = open[j]
-            return o.ref != s.ref && o.spliceStart == nil && abs(startFrame(o) - end) <= reach
-                && segment(o).confidence >= options.threshold
-        }) else { return nil }
-        let start = startFrame(open[j])
-        let lo = min(start, end) - second / 2, hi = max(start, end) + second / 2
-        guard spectrum.holds(lo - 5 * second / 2), spectrum.holds(hi + 5 * second / 2) else { return nil }
-        let a = spectrumReadings(s, from: lo - 5 * second / 2, to: hi)
-        let b = spectrumReadings(open[j], from: lo, to: hi + 5 * second / 2)
-        guard let a, let b, let frame = SpectrumEdge.splice((a.filter { $0.x < Double(lo) }, a.filter { $0.x >= Double(lo) }),
-                                                             (b.filter { $0.x >= Double(hi) }, b.filter { $0.x < Double(hi) }))
-        else { return nil }
-        return (j, frame)
-    }
-
-    /// The readings (``SpectrumEdge/readings(reference:ring:toRecording:toReference:from:to:bins:)``)
-    /// of segment `s`'s reference peaks in recording frames `from ..< to` at its alignment;
-    /// `nil` for a line too far from its speed (slope under 0.5).
-    private func spectrumReadings(_ s: OpenSegment, from: Int, to: Int) -> [SpectrumEdge.Reading]? {
-        let line = s.line
-        guard line.slope > 0.5 else { return nil }
+        let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
+        let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
+        let reference = referencePeaks(s.ref)
         let shift = logShifts[s.candidate], steps = Double(index.configuration.logStepsPerOctave)
         let binToLog = log2(index.configuration.binWidth / index.configuration.minFrequency)
         let minBin = index.configuration.minBin, width = spectrum.width
@@ -868,10 +826,15 @@ public final class Scanner {
             guard hi >= 0, lo < width else { return nil }
             return max(0, min(lo, hi))...min(width - 1, max(lo, hi))
         }
-        return SpectrumEdge.readings(reference: referencePeaks(s.ref), ring: spectrum,
-                                     toRecording: { s.x0 + ($0 - line.intercept) / line.slope },
-                                     toReference: { line.intercept + line.slope * ($0 - s.x0) },
-                                     from: from, to: to, bins: bins)
+        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] {
+            SpectrumEdge.readings(reference: reference, ring: spectrum, toRecording: toRecording, toReference: toReference,
+                                  from: from, to: to, bins: bins)
+        }
+        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
+        let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
+        var outward = readings(outer.0, outer.1)
+        if direction < 0 { outward.reverse() }
+        return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
     }
 
     /// What ``peakStart(_:)`` decided for a segment's start.
@@ -935,8 +898,6 @@ public final class Scanner {
             lastFrame = Int(p.rounded(.down))
             endLead = SpectrumEdge.endLead
         }
-        if let p = s.spliceStart { firstFrame = max(0, Int(p.rounded())) }
-        if let p = s.spliceEnd { lastFrame = Int(p.rounded()); endLead = 0 }
         lastFrame = max(lastFrame, firstFrame + 1)
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
@@ -944,7 +905,7 @@ public final class Scanner {
         // recording's own (a lead-in or a gap of digital silence, next to a gap between the
         // reference's peaks): the start goes back no further than the recording's sound, the
         // first 4-frame bin with a landmark of its own.
-        let before = s.spliceStart != nil ? firstFrame : silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
+        let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
             if !silent(from: before - Scanner.silenceFrames, to: before) {
                 firstFrame = before
@@ -955,7 +916,7 @@ public final class Scanner {
                 firstFrame = min(firstFrame, max(before, onset))
             }
         }
-        let after = s.spliceEnd != nil ? lastFrame : silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
+        let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
         if after > lastFrame && !silent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
         var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (Double(firstFrame) - s.x0)) * hop
@@ -1059,10 +1020,6 @@ public final class Scanner {
     private func close(_ s: OpenSegment) {
         var s = s
         s.spectrumEnd = spectrumEnd(s)
-        if let (j, frame) = splice(s) {
-            s.spliceEnd = frame
-            open[j].spliceStart = frame
-        }
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)

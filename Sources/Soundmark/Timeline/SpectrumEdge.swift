@@ -168,38 +168,3 @@ enum SpectrumEdge {
         return outward[k].x
     }
 }
-
-extension SpectrumEdge {
-    /// Farthest apart, seconds, that one play's end and the next one's start (both from hits)
-    /// may lie for their boundary to be taken as a butt splice: 1. A DJ's crossfade (3-8 s)
-    /// keeps the middle of the overlap.
-    static let spliceReach = 1.0
-
-    /// The frame where the audio of play A gives way to play B's: the change point that
-    /// maximises the log-likelihood ratio (stretch over chance) of A's readings before it plus
-    /// B's readings from it on. `a.inside` / `b.inside` are readings where each surely plays
-    /// (their rates of standing out), `a.window` / `b.window` the readings over the window
-    /// searched. `nil` when either play does not tell itself from its decoys (under 24
-    /// readings inside, or a rate under 1.75 times chance) or the window holds no reading.
-    static func splice(_ a: (inside: [Reading], window: [Reading]), _ b: (inside: [Reading], window: [Reading])) -> Double? {
-        let p0 = 1 / Double(decoys.count + 1)
-        func llr(_ inside: [Reading]) -> (hit: Double, miss: Double)? {
-            guard inside.count >= 24 else { return nil }
-            let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
-            guard p >= 1.75 * p0 else { return nil }
-            return (log(p / p0), log((1 - p) / (1 - p0)))
-        }
-        guard let la = llr(a.inside), let lb = llr(b.inside), !(a.window.isEmpty && b.window.isEmpty) else { return nil }
-        // Candidates: every reading's frame. Score(t) = Σ A before t + Σ B from t.
-        let events = (a.window.map { ($0.x, true, $0.stands) } + b.window.map { ($0.x, false, $0.stands) }).sorted { $0.0 < $1.0 }
-        var score = b.window.reduce(0.0) { $0 + ($1.stands ? lb.hit : lb.miss) }
-        var best = score, bestFrame = events.first!.0
-        for (k, e) in events.enumerated() {
-            score += e.1 ? (e.2 ? la.hit : la.miss) : -(e.2 ? lb.hit : lb.miss)
-            // The boundary just after this reading: at the next reading's frame.
-            let next = k + 1 < events.count ? events[k + 1].0 : e.0 + 1
-            if score > best { best = score; bestFrame = next }
-        }
-        return bestFrame
-    }
-}
