@@ -42,6 +42,14 @@ enum CLISupport {
         }
     }
 
+    /// A fresh temporary directory named `soundmark-PREFIX-UUID`, removed when `test` ends.
+    static func temporaryDirectory(_ test: XCTestCase, prefix: String) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("soundmark-\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir
+    }
+
     /// Runs `executable` with `arguments`, standard input empty, standard output and error
     /// through files in `directory` (no pipe can fill up; the files are removed afterwards),
     /// in `currentDirectory` (default: this process's).

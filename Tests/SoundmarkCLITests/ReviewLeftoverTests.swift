@@ -9,12 +9,7 @@ final class ReviewLeftoverTests: XCTestCase {
     private var work: URL!
 
     override func setUpWithError() throws {
-        work = FileManager.default.temporaryDirectory.appendingPathComponent("soundmark-leftovers-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        if let work { try? FileManager.default.removeItem(at: work) }
+        work = try CLISupport.temporaryDirectory(self, prefix: "leftovers")
     }
 
     private func soundmark(_ arguments: String...) throws -> CLISupport.Run {

@@ -49,6 +49,14 @@ enum PeakEdge {
         return peaks.sorted { ($0.frame, $0.step) < ($1.frame, $1.step) }
     }
 
+    /// Index of the first of `peaks` (in frame order) at or after reference frame `frame`
+    /// (`peaks.count` when there is none), by binary search.
+    static func firstIndex(_ peaks: [Peak], atOrAfter frame: Double) -> Int {
+        var a = 0, b = peaks.count
+        while a < b { let m = (a + b) / 2; if Double(peaks[m].frame) < frame { a = m + 1 } else { b = m } }
+        return a
+    }
+
     /// The recording's anchor peaks among `landmarks`, on the reference's scale for a query
     /// `logShift` steps higher (see ``LandmarkHasher/logShift(frequencyScale:)``), as keys of
     /// ``key(frame:step:)``.
@@ -72,10 +80,8 @@ enum PeakEdge {
         guard to > from else { return [] }
         let y0 = toReference(Double(from) - shift), y1 = toReference(Double(to) - shift)
         let lo = min(y0, y1), hi = max(y0, y1)
-        var a = 0, b = reference.count
-        while a < b { let m = (a + b) / 2; if Double(reference[m].frame) < lo { a = m + 1 } else { b = m } }
         var out: [Check] = []
-        var i = a
+        var i = firstIndex(reference, atOrAfter: lo)
         while i < reference.count && Double(reference[i].frame) < hi {
             let p = reference[i]
             i += 1

@@ -292,18 +292,12 @@ public final class Scanner {
             history.removeAll { Int($0.anchorFrame) < windowEnd - historyFrames }
         }
         detect(windowStart: windowStart, windowEnd: windowEnd)
-        for i in open.indices where !open[i].peakStartDecided {
-            switch peakStart(open[i]) {
-            case .undecided: break
-            case .stays: open[i].peakStartDecided = true
-            case .moves(let frame): open[i].peakStart = frame; open[i].peakStartDecided = true
+        for i in open.indices {
+            if !open[i].peakStartDecided {
+                (open[i].peakStart, open[i].peakStartDecided) = peakStart(open[i]).settling(open[i].peakStart)
             }
-        }
-        for i in open.indices where !open[i].spectrumStartDecided {
-            switch spectrumStart(open[i]) {
-            case .undecided: break
-            case .stays: open[i].spectrumStartDecided = true
-            case .moves(let frame): open[i].spectrumStart = frame; open[i].spectrumStartDecided = true
+            if !open[i].spectrumStartDecided {
+                (open[i].spectrumStart, open[i].spectrumStartDecided) = spectrumStart(open[i]).settling(open[i].spectrumStart)
             }
         }
         if onEvent != nil { announce() }
@@ -837,14 +831,24 @@ public final class Scanner {
         return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
     }
 
-    /// What ``peakStart(_:)`` decided for a segment's start.
+    /// What ``peakStart(_:)`` or ``spectrumStart(_:)`` decided for a segment's start.
     private enum PeakStart {
-        /// The landmark history does not yet hold 3 s after the start: ask again later.
+        /// The history does not yet hold 3 s after the start: ask again later.
         case undecided
         /// The start found from hits stays.
         case stays
         /// The start moves to this recording frame.
         case moves(Double)
+
+        /// The moved start (the frame it moves to, else `start` as it was) and whether the
+        /// decision is made.
+        func settling(_ start: Double?) -> (start: Double?, decided: Bool) {
+            switch self {
+            case .undecided: return (start, false)
+            case .stays: return (start, true)
+            case .moves(let frame): return (frame, true)
+            }
+        }
     }
 
     /// Most hits (distinct frames) that single peaks may show to be chance at a start: 2.

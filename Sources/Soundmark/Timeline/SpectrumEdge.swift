@@ -116,8 +116,6 @@ enum SpectrumEdge {
         guard to > from else { return [] }
         let y0 = toReference(Double(from)), y1 = toReference(Double(to))
         let lo = min(y0, y1), hi = max(y0, y1)
-        var a = 0, b = reference.count
-        while a < b { let m = (a + b) / 2; if Double(reference[m].frame) < lo { a = m + 1 } else { b = m } }
         func contrast(_ f: Int, _ range: ClosedRange<Int>) -> Double? {
             let side = 24
             let b0 = max(0, range.lowerBound - 1), b1 = min(ring.width - 1, range.upperBound + 1)
@@ -130,7 +128,7 @@ enum SpectrumEdge {
         }
         var out: [Reading] = []
         var lastFrame: [Int32: Int32] = [:]
-        var i = a
+        var i = PeakEdge.firstIndex(reference, atOrAfter: lo)
         while i < reference.count && Double(reference[i].frame) < hi {
             let p = reference[i]
             i += 1
