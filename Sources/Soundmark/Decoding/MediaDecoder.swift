@@ -92,9 +92,13 @@ public final class MediaDecoder {
     /// Raw elementary stream (MP3, ADTS AAC, AC-3, ...): its time stamps are derived from a
     /// count of frames, so lost frames are estimated from the bytes skipped.
     private let isRawStream: Bool
-    /// End (byte position) of the packet of the last decoded frame, and its bytes per second.
-    private var lastFrameEnd: Int64 = -1
-    private var lastByteRate: Double = 0
+    /// Raw streams: the bytes lost to damage, turned into seconds (see ``RawStreamLoss``).
+    private var rawStreamLoss = RawStreamLoss()
+    /// Raw streams: the input's read position minus the end of the packet just read, bytes.
+    private var readAhead: Int64?
+    /// Raw streams: where the hole being measured lies, in `pending` (after the resampler was
+    /// drained) and in output samples; chunks are held back until it is decided.
+    private var holeMark: (offset: Int, count: Int64)?
     /// A packet or frame failed to decode since the last good frame.
     private var damageSinceLastFrame = false
     /// Raw streams: output samples estimated lost (from bytes skipped) and not yet filled, so
@@ -256,7 +260,7 @@ public final class MediaDecoder {
                     outputLimit = nil
                     continue
                 }
-            } else if pendingCount >= chunkSize {
+            } else if pendingCount >= chunkSize && holeMark == nil {
                 break
             }
             try pump()
@@ -321,13 +325,20 @@ public final class MediaDecoder {
         let buffered = resampler.map { Int64(swr_get_delay($0, Int64(outputRate))) } ?? 0
         let count = samplesProduced + Int64(pendingCount) + buffered
         var position: Int64?
-        let byteEnd = frame.pointee.pkt_pos >= 0 && frame.pointee.pkt_size > 0
-            ? frame.pointee.pkt_pos + Int64(frame.pointee.pkt_size) : -1
+        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : (codecContext?.pointee.sample_rate ?? 0)
         if isRawStream {
             // Time stamps of raw streams count frames: estimate lost ones from the bytes skipped.
-            if damageSinceLastFrame, lastFrameEnd >= 0, lastByteRate > 0, frame.pointee.pkt_pos > lastFrameEnd {
-                let seconds = Double(frame.pointee.pkt_pos - lastFrameEnd) / lastByteRate
-                rawLoss += Int64((seconds * Double(outputRate)).rounded())
+            let event = rawStreamLoss.frame(position: frame.pointee.pkt_pos, size: Int(frame.pointee.pkt_size), readAhead: readAhead,
+                                            seconds: rate > 0 ? Double(frame.pointee.nb_samples) / Double(rate) : 0,
+                                            damaged: damageSinceLastFrame)
+            switch event {
+            case .opened:
+                try drainResampler() // the frames before the hole end where they end
+                holeMark = (pending.count, samplesProduced + Int64(pendingCount))
+            case .decided(let seconds):
+                fillHole(seconds: seconds)
+            case nil:
+                break
             }
             if !clock.started {
                 position = 0
@@ -344,23 +355,35 @@ public final class MediaDecoder {
                 position = clock.sample(timestamp: timestamp, timeBase: (base.num, base.den), origin: origin ?? 0)
             }
         }
-        let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : (codecContext?.pointee.sample_rate ?? 0)
-        if byteEnd >= 0 && rate > 0 && frame.pointee.nb_samples > 0 {
-            lastFrameEnd = byteEnd
-            lastByteRate = Double(frame.pointee.pkt_size) * Double(rate) / Double(frame.pointee.nb_samples)
-        }
         damageSinceLastFrame = false
         let decision = clock.place(position: position, count: count)
         rawLoss -= decision.fill
         if let message = decision.warning { warn(message) }
         if decision.fill > 0 {
             try drainResampler() // the frames before the hole end where they end
-            let fill = Int(decision.fill)
-            if let last = silence.last, last.offset == pending.count {
-                silence[silence.count - 1].count += fill
-            } else {
-                silence.append((pending.count, fill))
-            }
+            insertSilence(Int(decision.fill), at: pending.count)
+        }
+    }
+
+    /// Raw streams: fills the hole at ``holeMark`` with the audio it lost (`seconds`, plus the
+    /// small losses not yet filled), when the ``PlaybackClock`` finds it worth a gap.
+    private func fillHole(seconds: Double) {
+        guard let mark = holeMark else { return }
+        holeMark = nil
+        rawLoss += Int64((seconds * Double(outputRate)).rounded())
+        let decision = clock.place(position: mark.count + rawLoss, count: mark.count)
+        rawLoss -= decision.fill
+        if let message = decision.warning { warn(message) }
+        if decision.fill > 0 { insertSilence(Int(decision.fill), at: mark.offset) }
+    }
+
+    /// Adds `count` samples of silence before `pending[offset]` (kept sorted by offset).
+    private func insertSilence(_ count: Int, at offset: Int) {
+        let i = silence.firstIndex { $0.offset >= offset } ?? silence.count
+        if i < silence.count && silence[i].offset == offset {
+            silence[i].count += count
+        } else {
+            silence.insert((offset, count), at: i)
         }
     }
 
@@ -381,6 +404,10 @@ public final class MediaDecoder {
         defer { av_packet_unref(packet) }
         guard Int(packet.pointee.stream_index) == streamIndex else { return }
         packetsDecoded += 1
+        if isRawStream, let pb = formatContext.pointee.pb, packet.pointee.pos >= 0 {
+            let read = avio_seek(pb, 0, SEEK_CUR)
+            readAhead = read >= 0 ? read - packet.pointee.pos - Int64(packet.pointee.size) : nil
+        }
         try decode(packet: packet)
     }
 
@@ -403,8 +430,10 @@ public final class MediaDecoder {
                 warn(String(format: "input ended early at %@: no data for %g s", positionString(), networkTimeout))
             }
         }
-        // Flush the decoder (NULL packet), then the resampler.
+        // Flush the decoder (NULL packet), decide a hole still being measured, then flush the resampler.
         try decode(packet: nil)
+        if let seconds = rawStreamLoss.finish() { fillHole(seconds: seconds) }
+        holeMark = nil
         try drainResampler()
         finished = true
         if let first = heldWarnings.first, samplesProduced == 0 && pendingCount == 0 {

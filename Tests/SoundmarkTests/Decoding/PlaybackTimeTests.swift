@@ -215,6 +215,39 @@ final class PlaybackTimeTests: XCTestCase {
         XCTAssertTrue(d.warnings.contains { $0.contains("of audio missing at 15.") }, "\(d.warnings)")
     }
 
+    /// Overwrites the bytes of the packets between `from` and `to` seconds of `path` with
+    /// seeded noise (the file keeps its length: damage, not loss of bytes).
+    private func overwrite(_ path: String, to name: String, from: Double, to end: Double) throws -> String {
+        var data = try Data(contentsOf: URL(fileURLWithPath: path))
+        var state: UInt32 = 2024
+        for i in try position(path, at: from)..<position(path, at: end) {
+            state = state &* 1_103_515_245 &+ 12345
+            data[i] = UInt8(truncatingIfNeeded: state >> 16)
+        }
+        let out = directory.appendingPathComponent(name).path
+        try data.write(to: URL(fileURLWithPath: out))
+        return out
+    }
+
+    func testNoiseBytesInRawAACKeepLaterTimes() throws {
+        // ADTS AAC carries no time stamps, and FFmpeg's ADTS demuxer skips noise bytes while it
+        // looks for the next frame header without counting them in the packets' positions:
+        // 2 s of noise bytes in a 48 kbit/s stream moved every later time 1.0 s early. Quiet
+        // hiss between the bursts gives the encoder real frames to write there.
+        let source = ["-f", "lavfi", "-i",
+                      "aevalsrc='if(lt(mod(t,5),0.5),0.5*sin(2*PI*1000*t),0)+0.02*(2*random(0)-1)':s=44100:d=30"]
+        for bitRate in ["48k", "128k"] {
+            let whole = try make("whole-\(bitRate).aac", source + ["-c:a", "aac", "-b:a", bitRate, "-f", "adts"])
+            let damaged = try overwrite(whole, to: "input-\(bitRate).aac", from: 11, to: 13.5)
+            let d = try decode(damaged)
+            let found = onsets(d.samples)
+            // Relative to the first burst: ADTS does not signal the encoder's 1,024 priming samples.
+            assertOnsets(found.map { $0 - (found.first ?? 0) }, [0, 5, 10, 15, 20, 25])
+            XCTAssertEqual(Double(d.samples.count) / Double(Self.rate), 30.02, accuracy: 0.05, bitRate)
+            XCTAssertTrue(d.warnings.contains { $0.contains("of audio missing at 11.") }, "\(bitRate): \(d.warnings)")
+        }
+    }
+
     // MARK: - 8.5 MP3 from a pipe
 
     /// Decodes `path` fed through standard input (`-`).
