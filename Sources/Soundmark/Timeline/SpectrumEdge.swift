@@ -50,6 +50,19 @@ public struct SpectrumRing: Sendable {
         frame >= 0 && frames[frame % SpectrumRing.capacity] == frame
     }
 
+    /// Highest level of a row that counts as digital silence: 40 (−100 dB). Digital zeros give
+    /// level 0; 16-bit dither spreads about −116 dB over each bin.
+    static let silenceLevel: UInt8 = 40
+
+    /// Whether frame `frame` is stored and silent: every bin at or below ``silenceLevel``
+    /// (digital silence over the frame's whole window); `nil` when the frame is not stored.
+    func isSilent(_ frame: Int) -> Bool? {
+        guard holds(frame) else { return nil }
+        let base = (frame % SpectrumRing.capacity) * width
+        for i in 0..<width where levels[base + i] > SpectrumRing.silenceLevel { return false }
+        return true
+    }
+
     /// Level (dB) of bin index `bin` (0 = ``Configuration/minBin``) in frame `frame`, which must
     /// be stored (``holds(_:)``) and `bin` in `0 ..< width`.
     @inline(__always)

@@ -97,6 +97,30 @@ final class SpectrumEdgeTests: XCTestCase {
         }
     }
 
+    /// Edges next to digital silence come from the spectrum: the last silent row and the first
+    /// one put the onset and the end to a hop (16 ms). From hits alone, starts after a gap of
+    /// silence came out about 0.09 s late (the bench's 2-5 s gaps) and ends before one up to
+    /// 0.17 s early. Knolls from 5 s for 30 s at 4.05875 s (after a lead-in of silence), 3 s of
+    /// silence, battle from 5 s for 20 s, 2 s of silence.
+    func testEdgesAtDigitalSilenceComeFromTheSpectrum() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls"), battle = try TestSupport.referenceSamples("wesnoth-battle")
+        let lead = 32_470   // 4.05875 s, off the frame grid
+        let recording = [Float](repeating: 0, count: lead) + Array(knolls[(5 * rate)..<(35 * rate)])
+            + [Float](repeating: 0, count: 3 * rate) + Array(battle[(5 * rate)..<(25 * rate)]) + [Float](repeating: 0, count: 2 * rate)
+        let t0 = Double(lead) / Double(rate)
+        let segments = scan(recording, index: index)
+        XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls", "wesnoth-battle"])
+        guard segments.count == 2 else { return }
+        XCTAssertEqual(segments[0].start, t0, accuracy: 0.02)
+        XCTAssertEqual(segments[0].end, t0 + 30, accuracy: 0.02)
+        XCTAssertEqual(segments[1].start, t0 + 33, accuracy: 0.02)
+        XCTAssertEqual(segments[1].end, t0 + 53, accuracy: 0.02)
+        XCTAssertEqual(segments[1].referenceTime(at: t0 + 33), 5, accuracy: 0.02)
+        XCTAssertEqual(segments[0].referenceStart, 5 + (segments[0].start - t0), accuracy: 0.02)
+    }
+
     /// Levels are half decibels from -120 dB: a full-scale sine's power (1.0) is 0 dB, level 240;
     /// silence is level 0, -60 dB level 120. The ring keeps the last 2048 frames.
     func testSpectrumRingLevels() {
