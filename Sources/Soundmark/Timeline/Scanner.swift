@@ -817,13 +817,62 @@ public final class Scanner {
         // Only a masked stretch: where hits are dense, a second without one is no play.
         let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
         let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
-        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
         func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
-        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
+        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else {
+            return clearMove(s, edge: edge, direction: direction, inner: inner)
+        }
+        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
         return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
+    }
+
+    /// The edge at recording frame `edge` of segment `s`, a stretch heard clearly (not masked),
+    /// moved outwards by at most ``SpectrumEdge/clearMove``: an edge passage that gives no hit
+    /// although the stretch plays (a held chord whose landmarks are common to the whole piece
+    /// and fall in skipped buckets). Two tests must agree over the span moved:
+    /// - the spectrum (``SpectrumEdge/outward(_:inside:outside:)``), against the rate at which
+    ///   the audio beyond the reach (0.25–3 s out) stands out, not the decoys' chance rate:
+    ///   other music in the reference's key, or speech, stands out more often;
+    /// - the recording's own peaks (``PeakEdge/checks(reference:recording:toRecording:toReference:from:to:shift:)``):
+    ///   where the stretch is heard clearly, the peak picker finds its peaks, so at least 6 of
+    ///   the reference's peaks fall there and they coincide with the recording's at least half
+    ///   as often as inside (`inner`) and twice as often as at shifted alignments. Chance
+    ///   standing-out over speech or other music has no such peaks.
+    private func clearMove(_ s: OpenSegment, edge: Int, direction: Int, inner: (Int, Int)) -> Double? {
+        let second = Int(1 / hop), short = Int(SpectrumEdge.clearMove / hop)
+        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
+        let outer = direction < 0 ? (edge - short, edge) : (edge + 1, edge + 1 + short)
+        let beyond = direction < 0 ? (edge - 3 * second, edge - short - second / 4)
+                                   : (edge + 1 + short + second / 4, edge + 3 * second)
+        var outward = readings(outer.0, outer.1)
+        if direction < 0 { outward.reverse() }
+        guard let moved = SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1),
+                                               outside: readings(beyond.0, beyond.1)) else { return nil }
+        let line = s.line
+        let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
+        let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
+        let reference = referencePeaks(s.ref)
+        let recording = PeakEdge.recordingPeaks(history, logShift: logShifts[s.candidate])
+        func share(_ from: Int, _ to: Int, shift: Double = 0) -> (matched: Int, total: Int) {
+            let c = PeakEdge.checks(reference: reference, recording: recording, toRecording: toRecording,
+                                    toReference: toReference, from: from, to: to, shift: shift)
+            return (c.filter(\.matched).count, c.count)
+        }
+        let span = direction < 0 ? (Int(moved.rounded(.down)), edge) : (edge + 1, Int(moved.rounded(.up)) + 1)
+        let moving = share(span.0, span.1), inside = share(inner.0, inner.1)
+        var chance = (matched: 0, total: 0)
+        for shift in PeakEdge.chanceShifts {
+            let c = share(span.0, span.1, shift: shift)
+            chance.matched += c.matched
+            chance.total += c.total
+        }
+        guard moving.total >= 6, inside.total >= 24, chance.total > 0 else { return nil }
+        let rate = Double(moving.matched) / Double(moving.total)
+        let insideRate = Double(inside.matched) / Double(inside.total)
+        let chanceRate = max(Double(chance.matched) / Double(chance.total), 0.02)
+        return rate >= 0.5 * insideRate && rate >= 2 * chanceRate ? moved : nil
     }
 
     /// ``SpectrumEdge/readings(reference:ring:toRecording:toReference:from:to:bins:)`` of

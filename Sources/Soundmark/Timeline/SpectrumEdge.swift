@@ -84,7 +84,8 @@ public struct SpectrumRing: Sendable {
 /// (the step moved by ±5 and ±9 log-frequency steps, about 1.25 and 2.25 semitones): by
 /// chance one time in five over speech or noise, never over digital silence (the contrasts
 /// tie), more often over other music in the reference's key (hence only masked stretches,
-/// ``maskedHitsPerSecond``). Inside the stretch (measured over the 2 s from 0.5 s inside the
+/// ``maskedHitsPerSecond``, move up to ``maximumMove``; a stretch heard clearly moves at most
+/// ``clearMove``, against the outside's own rate and only where the recording's peaks agree). Inside the stretch (measured over the 2 s from 0.5 s inside the
 /// edge) a larger share `p` stand out, at least 1.75 times chance, or the edge stays. Walking
 /// from the edge outwards, the edge moves to the peak where the log-likelihood ratio of
 /// stretch over chance summed from the edge is largest, when that sum reaches
@@ -103,6 +104,8 @@ enum SpectrumEdge {
     static let maskedHitsPerSecond = 8.0
     /// Farthest an edge moves outwards, seconds: 5.
     static let maximumMove = 5.0
+    /// Farthest the edge of a stretch that is not masked moves outwards, seconds: 0.6.
+    static let clearMove = 0.6
     /// Seconds from the frame of a stretch's last peak standing out to the end of its audio:
     /// the frame's window (1024 samples) runs 0.13 s on. 0.1.
     static let endLead = 0.1
@@ -160,13 +163,22 @@ enum SpectrumEdge {
     }
 
     /// The edge moved outwards: `outward` are the readings from the edge outwards (nearest
-    /// first), `inside` the readings where the stretch surely plays. Returns the recording
+    /// first), `inside` the readings where the stretch surely plays, `outside` (optional) the
+    /// readings where it surely does not: their share standing out replaces chance (one in
+    /// five) when higher, and fewer than 24 of them keep the edge. Returns the recording
     /// frame of the farthest peak of the run that the change point puts in the stretch, `nil`
     /// when the edge stays (fewer than 24 readings inside, the stretch not telling itself
-    /// from its decoys, or less than ``minimumEvidence``).
-    static func outward(_ outward: [Reading], inside: [Reading]) -> Double? {
+    /// from its decoys or from the outside, or less than ``minimumEvidence``).
+    static func outward(_ outward: [Reading], inside: [Reading], outside: [Reading]? = nil) -> Double? {
         guard inside.count >= 24, !outward.isEmpty else { return nil }
-        let p0 = 1 / Double(decoys.count + 1)
+        var p0 = 1 / Double(decoys.count + 1)
+        if let outside {
+            // The audio beyond the edge's reach, where the stretch surely does not play: its
+            // own rate of standing out (other music in the reference's key beats the decoys
+            // more often than chance).
+            guard outside.count >= 24 else { return nil }
+            p0 = max(p0, Double(outside.filter(\.stands).count) / Double(outside.count))
+        }
         let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
         guard p >= 1.75 * p0 else { return nil }
         let hit = log(p / p0), miss = log((1 - p) / (1 - p0))
