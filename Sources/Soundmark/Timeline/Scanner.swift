@@ -926,12 +926,14 @@ public final class Scanner {
         let edge = startFrame(s)
         guard spectrum.latest >= edge + 3 * Int(1 / hop) else { return .undecided }
         let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
-        for f in stride(from: edge - 1, through: max(0, edge - reach), by: -1) {
+        let window = index.configuration.frameLength / index.configuration.hopLength
+        // The onset lies a window after the last silent row: rows up to the reach plus a
+        // window before the hits.
+        for f in stride(from: edge - 1, through: max(0, edge - reach - window), by: -1) {
             guard let silent = spectrum.isSilent(f) else { return .stays }
             guard silent else { continue }
             guard digitallySilent(from: f - n + 1, to: f + 1) else { return .stays }
-            let window = Double(index.configuration.frameLength) / Double(index.configuration.hopLength)
-            return .moves(Double(f) + window + 0.5)
+            return .moves(Double(f) + Double(window) + 0.5)
         }
         return .stays
     }
