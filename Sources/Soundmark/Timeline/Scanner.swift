@@ -299,6 +299,9 @@ public final class Scanner {
             if !open[i].spectrumStartDecided {
                 (open[i].spectrumStart, open[i].spectrumStartDecided) = spectrumStart(open[i]).settling(open[i].spectrumStart)
             }
+            if !open[i].onsetDecided {
+                (open[i].onset, open[i].onsetDecided) = onsetStart(open[i]).settling(open[i].onset)
+            }
         }
         if onEvent != nil { announce() }
         nextBlockEnd += hopFrames
@@ -440,6 +443,13 @@ public final class Scanner {
         var spectrumStartDecided = false
         /// The end (recording frame of the last peak) moved later by the spectrum, set at close.
         var spectrumEnd: Double?
+        /// The start (recording frame, fractional) at the audio's onset after digital silence
+        /// (see ``onsetStart(_:)``), and whether that has been decided.
+        var onset: Double?
+        var onsetDecided = false
+        /// The end (recording frame, fractional) where digital silence begins after the last
+        /// hits (see ``silenceEnd(_:)``), set at close.
+        var offset: Double?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
@@ -807,10 +817,71 @@ public final class Scanner {
         // Only a masked stretch: where hits are dense, a second without one is no play.
         let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
         let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
-        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else { return nil }
+        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
+        let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
+        guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else {
+            return clearMove(s, edge: edge, direction: direction, inner: inner)
+        }
+        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
+        var outward = readings(outer.0, outer.1)
+        if direction < 0 { outward.reverse() }
+        return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
+    }
+
+    /// The edge at recording frame `edge` of segment `s`, a stretch heard clearly (not masked),
+    /// moved outwards by at most ``SpectrumEdge/clearMove``: an edge passage that gives no hit
+    /// although the stretch plays (a held chord whose landmarks are common to the whole piece
+    /// and fall in skipped buckets). Two tests must agree over the span moved:
+    /// - the spectrum (``SpectrumEdge/outward(_:inside:outside:)``), against the rate at which
+    ///   the audio beyond the reach (0.25–3 s out) stands out, not the decoys' chance rate:
+    ///   other music in the reference's key, or speech, stands out more often;
+    /// - the recording's own peaks (``PeakEdge/checks(reference:recording:toRecording:toReference:from:to:shift:)``):
+    ///   where the stretch is heard clearly, the peak picker finds its peaks, so at least 6 of
+    ///   the reference's peaks fall there and they coincide with the recording's at least half
+    ///   as often as inside (`inner`) and twice as often as at shifted alignments. Chance
+    ///   standing-out over speech or other music has no such peaks.
+    private func clearMove(_ s: OpenSegment, edge: Int, direction: Int, inner: (Int, Int)) -> Double? {
+        let second = Int(1 / hop), short = Int(SpectrumEdge.clearMove / hop)
+        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
+        let outer = direction < 0 ? (edge - short, edge) : (edge + 1, edge + 1 + short)
+        let beyond = direction < 0 ? (edge - 3 * second, edge - short - second / 4)
+                                   : (edge + 1 + short + second / 4, edge + 3 * second)
+        var outward = readings(outer.0, outer.1)
+        if direction < 0 { outward.reverse() }
+        guard let moved = SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1),
+                                               outside: readings(beyond.0, beyond.1)) else { return nil }
+        let line = s.line
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
         let reference = referencePeaks(s.ref)
+        let recording = PeakEdge.recordingPeaks(history, logShift: logShifts[s.candidate])
+        func share(_ from: Int, _ to: Int, shift: Double = 0) -> (matched: Int, total: Int) {
+            let c = PeakEdge.checks(reference: reference, recording: recording, toRecording: toRecording,
+                                    toReference: toReference, from: from, to: to, shift: shift)
+            return (c.filter(\.matched).count, c.count)
+        }
+        let span = direction < 0 ? (Int(moved.rounded(.down)), edge) : (edge + 1, Int(moved.rounded(.up)) + 1)
+        let moving = share(span.0, span.1), inside = share(inner.0, inner.1)
+        var chance = (matched: 0, total: 0)
+        for shift in PeakEdge.chanceShifts {
+            let c = share(span.0, span.1, shift: shift)
+            chance.matched += c.matched
+            chance.total += c.total
+        }
+        guard moving.total >= 6, inside.total >= 24, chance.total > 0 else { return nil }
+        let rate = Double(moving.matched) / Double(moving.total)
+        let insideRate = Double(inside.matched) / Double(inside.total)
+        let chanceRate = max(Double(chance.matched) / Double(chance.total), 0.02)
+        return rate >= 0.5 * insideRate && rate >= 2 * chanceRate ? moved : nil
+    }
+
+    /// ``SpectrumEdge/readings(reference:ring:toRecording:toReference:from:to:bins:)`` of
+    /// segment `s`'s reference peaks that its line places in recording frames `from ..< to`.
+    private func spectrumReadings(_ s: OpenSegment, from: Int, to: Int) -> [SpectrumEdge.Reading] {
+        let line = s.line
+        guard line.slope > 0.5 else { return [] }
+        let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
+        let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
         let shift = logShifts[s.candidate], steps = Double(index.configuration.logStepsPerOctave)
         let binToLog = log2(index.configuration.binWidth / index.configuration.minFrequency)
         let minBin = index.configuration.minBin, width = spectrum.width
@@ -820,15 +891,68 @@ public final class Scanner {
             guard hi >= 0, lo < width else { return nil }
             return max(0, min(lo, hi))...min(width - 1, max(lo, hi))
         }
-        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] {
-            SpectrumEdge.readings(reference: reference, ring: spectrum, toRecording: toRecording, toReference: toReference,
-                                  from: from, to: to, bins: bins)
+        return SpectrumEdge.readings(reference: referencePeaks(s.ref), ring: spectrum, toRecording: toRecording,
+                                     toReference: toReference, from: from, to: to, bins: bins)
+    }
+
+    /// Rows of digital silence (``SpectrumRing/isSilent(_:)``) that make a silence an edge is
+    /// put against: 16 (their windows cover 0.37 s of silent samples).
+    static let digitalSilenceFrames = 16
+    /// Farthest from its hits that an edge is put against digital silence, seconds: 0.25. A
+    /// start after silence comes out about 0.1 s late from hits (their peaks need frame
+    /// windows of the stretch's own audio). Farther out, the sound after the silence is more
+    /// likely other audio cut short by the stretch (the last syllable of a speech lead-in),
+    /// which neither the hits nor the reference's peaks in the spectrum tell from the
+    /// stretch's first notes over so short a span; within the reach such a syllable costs
+    /// its own length.
+    static let silenceReach = 0.25
+
+    /// Whether rows `from ..< to` of the spectrum are all stored and all digital silence.
+    private func digitallySilent(from: Int, to: Int) -> Bool {
+        guard from < to else { return false }
+        for f in from..<to where spectrum.isSilent(f) != true { return false }
+        return true
+    }
+
+    /// The start of segment `s` at the audio's onset, when digital silence
+    /// (``digitalSilenceFrames`` rows) ends within ``silenceReach`` before the start found from
+    /// hits. The last silent row `f` holds no sound in samples `f · hop ..< f · hop + frameLength`
+    /// and the next row does, so the onset lies within one hop after the end of `f`'s window:
+    /// frame `f + (frameLength + hop / 2) / hop`, the middle of that hop. Stays without the
+    /// spectrum or without such silence; undecided while the spectrum does not yet hold 3 s
+    /// after the start (the start from hits may still move).
+    private func onsetStart(_ s: OpenSegment) -> PeakStart {
+        guard spectrum.latest >= 0 else { return .stays }
+        let edge = startFrame(s)
+        guard spectrum.latest >= edge + 3 * Int(1 / hop) else { return .undecided }
+        let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
+        let window = index.configuration.frameLength / index.configuration.hopLength
+        // The onset lies a window after the last silent row: rows up to the reach plus a
+        // window before the hits.
+        for f in stride(from: edge - 1, through: max(0, edge - reach - window), by: -1) {
+            guard let silent = spectrum.isSilent(f) else { return .stays }
+            guard silent else { continue }
+            guard digitallySilent(from: f - n + 1, to: f + 1) else { return .stays }
+            return .moves(Double(f) + Double(window) + 0.5)
         }
-        let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
-        let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
-        var outward = readings(outer.0, outer.1)
-        if direction < 0 { outward.reverse() }
-        return SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1))
+        return .stays
+    }
+
+    /// The end of segment `s` (recording frame, fractional) where digital silence
+    /// (``digitalSilenceFrames`` rows) begins within ``silenceReach`` of the last hits' target
+    /// frame: the first silent row `f` holds no sound from sample `f · hop` on and the row
+    /// before does, so the audio ends within the hop before `f`: frame `f − 1/2`. `nil`
+    /// without the spectrum or such silence.
+    private func silenceEnd(_ s: OpenSegment) -> Double? {
+        guard spectrum.latest >= 0 else { return nil }
+        let edge = endFrame(s)
+        let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
+        for f in max(0, edge - 8)...(edge + reach) {
+            guard let silent = spectrum.isSilent(f) else { return nil }
+            guard silent else { continue }
+            return digitallySilent(from: f, to: f + n) ? Double(f) - 0.5 : nil
+        }
+        return nil
     }
 
     /// What ``peakStart(_:)`` or ``spectrumStart(_:)`` decided for a segment's start.
@@ -895,10 +1019,20 @@ public final class Scanner {
         let mapped = { (x: Int) in line.intercept + line.slope * (Double(x) - s.x0) }
         var firstFrame = startFrame(s)
         var lastFrame = endFrame(s)
-        if let p = s.peakStart, p > Double(firstFrame), p - Double(firstFrame) <= 1 / hop { firstFrame = Int(p.rounded(.down)) }
-        if let p = s.spectrumStart, p < Double(firstFrame) { firstFrame = max(0, Int(p.rounded(.down))) }
+        // After digital silence the onset is known to a hop; else single peaks or the spectrum
+        // may move the start from hits.
+        var onsetFrame = s.onset.map { max(0, $0) }
+        if let o = onsetFrame {
+            firstFrame = Int(o.rounded(.down))
+        } else {
+            if let p = s.peakStart, p > Double(firstFrame), p - Double(firstFrame) <= 1 / hop { firstFrame = Int(p.rounded(.down)) }
+            if let p = s.spectrumStart, p < Double(firstFrame) { firstFrame = max(0, Int(p.rounded(.down))) }
+        }
         var endLead = Scanner.endLead
-        if let p = s.spectrumEnd, p + SpectrumEdge.endLead / hop > Double(lastFrame) + endLead / hop {
+        if let o = s.offset, o > Double(firstFrame) {
+            lastFrame = Int(o.rounded(.down))
+            endLead = (o - Double(lastFrame)) * hop
+        } else if let p = s.spectrumEnd, p + SpectrumEdge.endLead / hop > Double(lastFrame) + endLead / hop {
             lastFrame = Int(p.rounded(.down))
             endLead = SpectrumEdge.endLead
         }
@@ -908,12 +1042,13 @@ public final class Scanner {
         // while the recording stays silent for ``silenceFrames`` more, the silence was the
         // recording's own (a lead-in or a gap of digital silence, next to a gap between the
         // reference's peaks): the start goes back no further than the recording's sound, the
-        // first 4-frame bin with a landmark of its own.
+        // first 4-frame bin with a landmark of its own (or the onset the spectrum shows).
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
             if !silent(from: before - Scanner.silenceFrames, to: before) {
                 firstFrame = before
-            } else {
+                onsetFrame = nil
+            } else if onsetFrame == nil {
                 let b = Scanner.landmarkBinFrames
                 var onset = before - before % b
                 while onset < firstFrame, let n = landmarkCount(at: Int32(onset), frames: b), n == 0 { onset += b }
@@ -922,8 +1057,9 @@ public final class Scanner {
         }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
         if after > lastFrame && !silent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
-        var start = Double(firstFrame) * hop, end = Double(lastFrame) * hop + endLead
-        var refStart = (line.intercept + line.slope * (Double(firstFrame) - s.x0)) * hop
+        let first = onsetFrame ?? Double(firstFrame)
+        var start = first * hop, end = Double(lastFrame) * hop + endLead
+        var refStart = (line.intercept + line.slope * (first - s.x0)) * hop
         // Inside the recording and inside the reference.
         if let e = recordingEnd { end = min(end, e) }
         let duration = index.references[s.ref].duration
@@ -1024,6 +1160,7 @@ public final class Scanner {
     private func close(_ s: OpenSegment) {
         var s = s
         s.spectrumEnd = spectrumEnd(s)
+        s.offset = silenceEnd(s)
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)

@@ -50,6 +50,19 @@ public struct SpectrumRing: Sendable {
         frame >= 0 && frames[frame % SpectrumRing.capacity] == frame
     }
 
+    /// Highest level of a row that counts as digital silence: 40 (−100 dB). Digital zeros give
+    /// level 0; 16-bit dither spreads about −116 dB over each bin.
+    static let silenceLevel: UInt8 = 40
+
+    /// Whether frame `frame` is stored and silent: every bin at or below ``silenceLevel``
+    /// (digital silence over the frame's whole window); `nil` when the frame is not stored.
+    func isSilent(_ frame: Int) -> Bool? {
+        guard holds(frame) else { return nil }
+        let base = (frame % SpectrumRing.capacity) * width
+        for i in 0..<width where levels[base + i] > SpectrumRing.silenceLevel { return false }
+        return true
+    }
+
     /// Level (dB) of bin index `bin` (0 = ``Configuration/minBin``) in frame `frame`, which must
     /// be stored (``holds(_:)``) and `bin` in `0 ..< width`.
     @inline(__always)
@@ -71,7 +84,8 @@ public struct SpectrumRing: Sendable {
 /// (the step moved by ±5 and ±9 log-frequency steps, about 1.25 and 2.25 semitones): by
 /// chance one time in five over speech or noise, never over digital silence (the contrasts
 /// tie), more often over other music in the reference's key (hence only masked stretches,
-/// ``maskedHitsPerSecond``). Inside the stretch (measured over the 2 s from 0.5 s inside the
+/// ``maskedHitsPerSecond``, move up to ``maximumMove``; a stretch heard clearly moves at most
+/// ``clearMove``, against the outside's own rate and only where the recording's peaks agree). Inside the stretch (measured over the 2 s from 0.5 s inside the
 /// edge) a larger share `p` stand out, at least 1.75 times chance, or the edge stays. Walking
 /// from the edge outwards, the edge moves to the peak where the log-likelihood ratio of
 /// stretch over chance summed from the edge is largest, when that sum reaches
@@ -90,6 +104,8 @@ enum SpectrumEdge {
     static let maskedHitsPerSecond = 8.0
     /// Farthest an edge moves outwards, seconds: 5.
     static let maximumMove = 5.0
+    /// Farthest the edge of a stretch that is not masked moves outwards, seconds: 0.6.
+    static let clearMove = 0.6
     /// Seconds from the frame of a stretch's last peak standing out to the end of its audio:
     /// the frame's window (1024 samples) runs 0.13 s on. 0.1.
     static let endLead = 0.1
@@ -147,13 +163,22 @@ enum SpectrumEdge {
     }
 
     /// The edge moved outwards: `outward` are the readings from the edge outwards (nearest
-    /// first), `inside` the readings where the stretch surely plays. Returns the recording
+    /// first), `inside` the readings where the stretch surely plays, `outside` (optional) the
+    /// readings where it surely does not: their share standing out replaces chance (one in
+    /// five) when higher, and fewer than 24 of them keep the edge. Returns the recording
     /// frame of the farthest peak of the run that the change point puts in the stretch, `nil`
     /// when the edge stays (fewer than 24 readings inside, the stretch not telling itself
-    /// from its decoys, or less than ``minimumEvidence``).
-    static func outward(_ outward: [Reading], inside: [Reading]) -> Double? {
+    /// from its decoys or from the outside, or less than ``minimumEvidence``).
+    static func outward(_ outward: [Reading], inside: [Reading], outside: [Reading]? = nil) -> Double? {
         guard inside.count >= 24, !outward.isEmpty else { return nil }
-        let p0 = 1 / Double(decoys.count + 1)
+        var p0 = 1 / Double(decoys.count + 1)
+        if let outside {
+            // The audio beyond the edge's reach, where the stretch surely does not play: its
+            // own rate of standing out (other music in the reference's key beats the decoys
+            // more often than chance).
+            guard outside.count >= 24 else { return nil }
+            p0 = max(p0, Double(outside.filter(\.stands).count) / Double(outside.count))
+        }
         let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
         guard p >= 1.75 * p0 else { return nil }
         let hit = log(p / p0), miss = log((1 - p) / (1 - p0))

@@ -97,6 +97,69 @@ final class SpectrumEdgeTests: XCTestCase {
         }
     }
 
+    /// Edges next to digital silence come from the spectrum: the last silent row and the first
+    /// one put the onset and the end to a hop (16 ms). From hits alone, starts after a gap of
+    /// silence came out about 0.09 s late (the bench's 2-5 s gaps) and ends before one up to
+    /// 0.17 s early. Knolls from 5 s for 30 s at 4.05875 s (after a lead-in of silence), 3 s of
+    /// silence, battle from 5 s for 20 s, 2 s of silence.
+    func testEdgesAtDigitalSilenceComeFromTheSpectrum() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls"), battle = try TestSupport.referenceSamples("wesnoth-battle")
+        let lead = 32_470   // 4.05875 s, off the frame grid
+        let recording = [Float](repeating: 0, count: lead) + Array(knolls[(5 * rate)..<(35 * rate)])
+            + [Float](repeating: 0, count: 3 * rate) + Array(battle[(5 * rate)..<(25 * rate)]) + [Float](repeating: 0, count: 2 * rate)
+        let t0 = Double(lead) / Double(rate)
+        let segments = scan(recording, index: index)
+        XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls", "wesnoth-battle"])
+        guard segments.count == 2 else { return }
+        XCTAssertEqual(segments[0].start, t0, accuracy: 0.02)
+        XCTAssertEqual(segments[0].end, t0 + 30, accuracy: 0.02)
+        XCTAssertEqual(segments[1].start, t0 + 33, accuracy: 0.02)
+        XCTAssertEqual(segments[1].end, t0 + 53, accuracy: 0.02)
+        XCTAssertEqual(segments[1].referenceTime(at: t0 + 33), 5, accuracy: 0.02)
+        XCTAssertEqual(segments[0].referenceStart, 5 + (segments[0].start - t0), accuracy: 0.02)
+    }
+
+    /// A motif (ten 128 ms chords) that opens each of a reference's 40 phrases gives landmarks
+    /// common to the whole piece: their hash buckets hold more postings than
+    /// ``ScanOptions/maxBucket`` and are skipped, so a play that starts on the motif (1.28 s)
+    /// gets its first hits only from landmarks whose targets reach past it, 0.58 s late. The
+    /// reference's peaks stand out in the spectrum over the motif and the recording's own peaks
+    /// coincide with them: the start is the motif's, 8 s (within 0.05 s), after other music;
+    /// the end stays where the hits put it.
+    func testClearStretchStartsOnItsPassageWithoutHits() throws {
+        let notes: [[Double]] = [[330, 1250, 2700], [440, 1660, 3100], [550, 2100, 1000], [660, 2500, 1400], [770, 2900, 1800],
+                                 [880, 1500, 3500], [990, 3300, 2000], [1100, 1900, 3000], [370, 1150, 2300], [490, 1750, 2800]]
+        let motif: [Float] = notes.flatMap { tones -> [Float] in
+            (0..<1024).map { i in
+                let t = Double(i) / 8000, fade = min(1, Double(min(i, 1023 - i)) / 40)
+                return Float(0.12 * fade * tones.reduce(0) { $0 + sin(2 * Double.pi * $1 * t) })
+            }
+        }
+        let battle = try TestSupport.referenceSamples("wesnoth-battle"), knolls = try TestSupport.referenceSamples("wesnoth-knolls")
+        var reference: [Float] = []
+        for k in 0..<39 { reference += motif + Array(battle[(k * 8192)..<((k + 1) * 8192)]) }
+        let passage = Array(knolls[(12 * rate)..<(32 * rate)])
+        reference += motif + passage
+        let g = SignatureGenerator(configuration: Configuration(), role: .reference)
+        g.append(reference)
+        let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "phrases"), g.signature())])
+        let lead = Array(try TestSupport.referenceSamples("supertux-chipdisko")[(3 * rate)..<(11 * rate)])
+        let tail = Array(try TestSupport.referenceSamples("supertux-forest")[(20 * rate)..<(25 * rate)])
+        let recording = lead + motif + passage + tail
+        let end = 8 + Double(motif.count + passage.count) / Double(rate)
+        let before = scan(recording, index: index, spectrum: false), after = scan(recording, index: index)
+        XCTAssertEqual(before.map(\.item.id), ["phrases"])
+        XCTAssertEqual(after.map(\.item.id), ["phrases"])
+        guard let b = before.first, let a = after.first else { return }
+        XCTAssertEqual(b.start, 8.58, accuracy: 0.05, "from hits alone")
+        XCTAssertEqual(a.start, 8, accuracy: 0.05)
+        XCTAssertEqual(a.referenceTime(at: 8), Double(reference.count - motif.count - passage.count) / Double(rate), accuracy: 0.02)
+        XCTAssertEqual(a.end, end, accuracy: 0.15)
+        XCTAssertEqual(a.end, b.end, accuracy: 0.02)
+    }
+
     /// Levels are half decibels from -120 dB: a full-scale sine's power (1.0) is 0 dB, level 240;
     /// silence is level 0, -60 dB level 120. The ring keeps the last 2048 frames.
     func testSpectrumRingLevels() {
