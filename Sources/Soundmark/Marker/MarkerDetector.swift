@@ -358,10 +358,11 @@ public final class MarkerDetector {
                 }
             }
         }
-        // Cell differences against the mean of the same cell 32 and 64 ms before and after (the
-        // audio's slow changes cancel; four neighbours, each with its own mark and noise, add
-        // less variance than two), clipped, weighted by the cell's share of power over
-        // stationary noise in the frames 32 ms away, folded modulo the block.
+        // Cell differences against a weighted mean of the same cell in the 4 frames before and
+        // after (16, 32, 48, 64 ms away, weights 1/4, 1/8, 1/16, 1/16 either side: the audio's slow
+        // changes cancel, and the overlapping frames 16 ms away, whose noise is correlated with
+        // the cell's own, cancel part of it), clipped, weighted by the cell's share of power over
+        // stationary noise in the frames 16 ms away, folded modulo the block.
         logs.withUnsafeBufferPointer { l in
             weights.withUnsafeBufferPointer { w in
                 folded.withUnsafeMutableBufferPointer { f in
@@ -369,9 +370,11 @@ public final class MarkerDetector {
                     for t in 4..<(frames - 4) {
                         let q = (t % blockFrames) * cells
                         for c in 0..<cells {
-                            let v = l[t * cells + c] - 0.25 * (l[(t - 4) * cells + c] + l[(t - 2) * cells + c]
-                                                               + l[(t + 2) * cells + c] + l[(t + 4) * cells + c])
-                            let g = 0.5 * (w[(t - 2) * cells + c] + w[(t + 2) * cells + c])
+                            let near = l[(t - 1) * cells + c] + l[(t + 1) * cells + c]
+                            let middle = l[(t - 2) * cells + c] + l[(t + 2) * cells + c]
+                            let far = l[(t - 3) * cells + c] + l[(t + 3) * cells + c] + l[(t - 4) * cells + c] + l[(t + 4) * cells + c]
+                            let v = l[t * cells + c] - (0.25 * near + 0.125 * middle + 0.0625 * far)
+                            let g = 0.5 * (w[(t - 1) * cells + c] + w[(t + 1) * cells + c])
                             f[q + c] += g * min(3, max(-3, v))
                         }
                     }
