@@ -28,9 +28,10 @@ public struct MarkerDetection: Sendable, Equatable {
 /// is read from the sub-frame nearest `grid + 8t / speed` and its cell `c` (of the widest format,
 /// ``MarkerFormat/v2``) at bin `(2 + 2c) · speed` (log powers interpolated between bins), so a
 /// speed change (pitch and tempo together) is undone in the spectrum without resampling. Each
-/// cell's log power minus the mean of the same cell 2 and 4 frames (32 and 64 ms) before and
-/// after (the audio's own slow changes cancel) is clipped to ±3, weighted by the cell's share of
-/// power over the stationary noise, and folded modulo the block (320 frames), so a window of two
+/// cell's log power minus a weighted mean of the same cell 1, 2, 3 and 4 frames (16–64 ms) before
+/// and after (weights 1/4, 1/8, 1/16, 1/16 either side: the audio's own slow changes cancel, and
+/// part of the noise the overlapping frames share with the cell) is clipped to ±3, weighted by the
+/// cell's share of power over the stationary noise in the frames 16 ms away, and folded modulo the block (320 frames), so a window of two
 /// blocks adds each cell twice. *Synchronisation*: for each alignment and each format version in
 /// ``MarkerFormat/all`` (version 1's cells are columns 7 ..< 63 of the same fold) the folded sync
 /// cells are correlated with their chips at all 320 block phases at once (``MarkerSync``, by FFT)
@@ -64,6 +65,18 @@ public final class MarkerDetector {
     static let refineThreshold: Float = 3.6
     /// Frame grids tried per hop (offsets of 2 ms).
     static let grids = 8
+
+    /// How a cell's log power is compared with the same cell in the frames around it.
+    enum CellDifference {
+        /// Against the mean of the frames 32 and 64 ms before and after, weighted by the frames
+        /// 32 ms away (the detector before the weighted difference; kept for comparison in tests).
+        case fourNeighbours
+        /// Against a weighted mean of the 4 frames either side (16, 32, 48, 64 ms away: 1/4, 1/8,
+        /// 1/16, 1/16 either side), weighted by the frames 16 ms away.
+        case weighted
+    }
+    /// The cell difference used (``CellDifference/weighted``).
+    var cellDifference = CellDifference.weighted
 
     /// Input sample rate in Hz (16000 or 8000).
     public let sampleRate: Int
@@ -120,6 +133,7 @@ public final class MarkerDetector {
     /// - Returns: one detection per run of consecutive windows that decoded the same payload, in time order.
     public func detect(samples: [Float], origin: Double = 0) -> [MarkerDetection] {
         let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: wideSearch)
+        detector.cellDifference = cellDifference
         var windows = detector.consume(samples)
         windows += detector.finish()
         return Self.merge(windows).map { d in
@@ -135,6 +149,7 @@ public final class MarkerDetector {
     /// - Throws: decoding errors from `decoder`.
     public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
         let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: wideSearch)
+        detector.cellDifference = cellDifference
         var windows: [MarkerDetection] = []
         while let chunk = try decoder.nextChunk() { windows += detector.consume(chunk.samples) }
         windows += detector.finish()
@@ -358,10 +373,12 @@ public final class MarkerDetector {
                 }
             }
         }
-        // Cell differences against the mean of the same cell 32 and 64 ms before and after (the
-        // audio's slow changes cancel; four neighbours, each with its own mark and noise, add
-        // less variance than two), clipped, weighted by the cell's share of power over
-        // stationary noise in the frames 32 ms away, folded modulo the block.
+        // Cell differences against a weighted mean of the same cell in the 4 frames before and
+        // after (16, 32, 48, 64 ms away, weights 1/4, 1/8, 1/16, 1/16 either side: the audio's slow
+        // changes cancel, and the overlapping frames 16 ms away, whose noise is correlated with
+        // the cell's own, cancel part of it), clipped, weighted by the cell's share of power over
+        // stationary noise in the frames 16 ms away, folded modulo the block.
+        let weighted = cellDifference == .weighted
         logs.withUnsafeBufferPointer { l in
             weights.withUnsafeBufferPointer { w in
                 folded.withUnsafeMutableBufferPointer { f in
@@ -369,9 +386,18 @@ public final class MarkerDetector {
                     for t in 4..<(frames - 4) {
                         let q = (t % blockFrames) * cells
                         for c in 0..<cells {
-                            let v = l[t * cells + c] - 0.25 * (l[(t - 4) * cells + c] + l[(t - 2) * cells + c]
-                                                               + l[(t + 2) * cells + c] + l[(t + 4) * cells + c])
-                            let g = 0.5 * (w[(t - 2) * cells + c] + w[(t + 2) * cells + c])
+                            let near = l[(t - 1) * cells + c] + l[(t + 1) * cells + c]
+                            let middle = l[(t - 2) * cells + c] + l[(t + 2) * cells + c]
+                            let far = l[(t - 4) * cells + c] + l[(t + 4) * cells + c]
+                            let v: Float, g: Float
+                            if weighted {
+                                v = l[t * cells + c] - (0.25 * near + 0.125 * middle
+                                                        + 0.0625 * (l[(t - 3) * cells + c] + l[(t + 3) * cells + c] + far))
+                                g = 0.5 * (w[(t - 1) * cells + c] + w[(t + 1) * cells + c])
+                            } else {
+                                v = l[t * cells + c] - 0.25 * (middle + far)
+                                g = 0.5 * (w[(t - 2) * cells + c] + w[(t + 2) * cells + c])
+                            }
                             f[q + c] += g * min(3, max(-3, v))
                         }
                     }
