@@ -422,6 +422,19 @@ public final class Matcher {
     /// 1.8 ms, max 8.4 ms, with 16 ms frames).
     /// (Letting every framing vote over the whole catalog was measured too: +5 points at
     /// −5 dB SNR for twice the time, so only the plain framing votes.)
+    ///
+    /// Looking each query landmark up also with the frame difference one frame shorter and
+    /// longer (a tolerant lookup as in Olaf and Panako; a landmark counted once however many of its
+    /// cells agree) was measured and not kept. Of the reference landmarks of the true passage in
+    /// 40 clips of 10 s under pink noise at −5 dB SNR, the query held 2,046 with the same hash,
+    /// 3,061 within one anchor and ratio step and 7,136 within one frame of difference as well;
+    /// against other references, 14, 89 and 258. The three-cell lookup raised the found clips at
+    /// the default threshold from 23 to 28 of the 40, but the best chance alignment of 10 s
+    /// clips of other music against the benchmark's 128 references rose from 23 to 49 aligned
+    /// landmarks (80 of 240 clips reached 0.5), and at a count above each one's chance maximum
+    /// both found 23 (5 s at 0 dB: 32 and 33 of 40), for three times the votes.
+    /// Denser query peaks (±5 frames × ±8 bins) and a query fan-out of 20 likewise added chance
+    /// agreements faster than true ones (same-hash agreements +13 % and +7 %, chance +64 % and +36 %).
     public func match(_ query: [Landmark], reframed: [[Landmark]] = []) -> [MatchCandidate] {
         guard !query.isEmpty else { return [] }
         let framings = ([query] + reframed).map { $0.compactMap { hasher.prepare($0) } }
