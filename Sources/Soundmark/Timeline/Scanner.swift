@@ -449,7 +449,7 @@ public final class Scanner {
         var onsetDecided = false
         /// The end (recording frame, fractional) where digital silence begins after the last
         /// hits (see ``silenceEnd(_:)``), set at close.
-        var offset: Double?
+        var endAtSilence: Double?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
@@ -1029,7 +1029,7 @@ public final class Scanner {
             if let p = s.spectrumStart, p < Double(firstFrame) { firstFrame = max(0, Int(p.rounded(.down))) }
         }
         var endLead = Scanner.endLead
-        if let o = s.offset, o > Double(firstFrame) {
+        if let o = s.endAtSilence, o > Double(firstFrame) {
             lastFrame = Int(o.rounded(.down))
             endLead = (o - Double(lastFrame)) * hop
         } else if let p = s.spectrumEnd, p + SpectrumEdge.endLead / hop > Double(lastFrame) + endLead / hop {
@@ -1160,7 +1160,7 @@ public final class Scanner {
     private func close(_ s: OpenSegment) {
         var s = s
         s.spectrumEnd = spectrumEnd(s)
-        s.offset = silenceEnd(s)
+        s.endAtSilence = silenceEnd(s)
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)
