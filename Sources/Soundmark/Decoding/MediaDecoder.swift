@@ -97,7 +97,7 @@ public final class MediaDecoder {
     /// Raw streams: the input's read position minus the end of the packet just read, bytes.
     private var readAhead: Int64?
     /// Raw streams: where the hole being measured lies, in `pending` (after the resampler was
-    /// drained) and in output samples; chunks are held back until it is decided.
+    /// drained) and in output samples; chunks are held back until it is decided (at most 4 s).
     private var holeMark: (offset: Int, count: Int64)?
     /// A packet or frame failed to decode since the last good frame.
     private var damageSinceLastFrame = false
@@ -260,8 +260,15 @@ public final class MediaDecoder {
                     outputLimit = nil
                     continue
                 }
-            } else if pendingCount >= chunkSize && holeMark == nil {
-                break
+            } else if pendingCount >= chunkSize {
+                // A hole being measured holds the chunk back, for at most 4 s of output (damage
+                // that keeps recurring would otherwise hold a live stream's audio without end).
+                if holeMark == nil { break }
+                if pendingCount >= 4 * chunkSize {
+                    if let seconds = rawStreamLoss.finish() { fillHole(seconds: seconds) }
+                    holeMark = nil
+                    break
+                }
             }
             try pump()
         }

@@ -842,14 +842,13 @@ public final class Scanner {
     ///   standing-out over speech or other music has no such peaks.
     private func clearMove(_ s: OpenSegment, edge: Int, direction: Int, inner: (Int, Int)) -> Double? {
         let second = Int(1 / hop), short = Int(SpectrumEdge.clearMove / hop)
-        func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
         let outer = direction < 0 ? (edge - short, edge) : (edge + 1, edge + 1 + short)
         let beyond = direction < 0 ? (edge - 3 * second, edge - short - second / 4)
                                    : (edge + 1 + short + second / 4, edge + 3 * second)
-        var outward = readings(outer.0, outer.1)
+        var outward = spectrumReadings(s, from: outer.0, to: outer.1)
         if direction < 0 { outward.reverse() }
-        guard let moved = SpectrumEdge.outward(outward, inside: readings(inner.0, inner.1),
-                                               outside: readings(beyond.0, beyond.1)) else { return nil }
+        guard let moved = SpectrumEdge.outward(outward, inside: spectrumReadings(s, from: inner.0, to: inner.1),
+                                               outside: spectrumReadings(s, from: beyond.0, to: beyond.1)) else { return nil }
         let line = s.line
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
