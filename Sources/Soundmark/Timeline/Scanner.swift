@@ -806,7 +806,7 @@ public final class Scanner {
     /// The edge at recording frame `edge` of segment `s` moved outwards (`direction` −1: a start,
     /// earlier, to the frame of the first peak of the stretch; +1: an end, later, to the frame
     /// where the stretch's audio ends) by ``SpectrumEdge/outward(_:inside:outside:)`` (and, for
-    /// a masked end, ``SpectrumEdge/outwardByMargin(_:inside:)``).
+    /// a masked end, ``SpectrumEdge/outwardByMargin(_:inside:outside:)``).
     private func spectrumMove(_ s: OpenSegment, edge: Int, direction: Int) -> Double? {
         let line = s.line
         guard line.slope > 0.5 else { return nil }
@@ -829,24 +829,28 @@ public final class Scanner {
         let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
-        return maskedMove(outward, inside: readings(inner.0, inner.1), direction: direction)
+        // Beyond 3 s out, the audio a masked end's margins are measured against.
+        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : []
+        return maskedMove(outward, inside: readings(inner.0, inner.1), beyond: beyond, direction: direction)
     }
 
     /// The edge of a masked stretch moved outwards over `outward` (readings from the edge
     /// outwards): a start to the first peak of the run that the share of readings standing out
     /// puts in the stretch (``SpectrumEdge/outward(_:inside:outside:)``); an end to the farther
     /// of that run's last peak plus ``SpectrumEdge/endLead`` and the last peak that the
-    /// readings' margins put in the stretch (``SpectrumEdge/outwardByMargin(_:inside:)``),
-    /// taken as the end itself: the margins' change point runs on over the readings just past
+    /// readings' margins put in the stretch against those of `beyond`
+    /// (``SpectrumEdge/outwardByMargin(_:inside:outside:)``), taken as the end itself: the margins' change point runs on over the readings just past
     /// the end that beat half the margin by chance (about one in three), as far as a frame's
     /// window reaches past its last peak. `nil` when the edge stays. The share alone stopped
     /// spots 6 dB under speech whose last second stands out less than their middle 0.6-1.4 s
     /// early. At starts the margins moved a spot's start 0.27 s early over speech (generated
     /// audio) and no start of the benchmark's nearer the truth, so starts keep the share alone.
-    private func maskedMove(_ outward: [SpectrumEdge.Reading], inside: [SpectrumEdge.Reading], direction: Int) -> Double? {
+    private func maskedMove(_ outward: [SpectrumEdge.Reading], inside: [SpectrumEdge.Reading], beyond: [SpectrumEdge.Reading],
+                            direction: Int) -> Double? {
         let byRate = SpectrumEdge.outward(outward, inside: inside)
         guard direction > 0 else { return byRate }
-        let ends = [byRate.map { $0 + SpectrumEdge.endLead / hop }, SpectrumEdge.outwardByMargin(outward, inside: inside)]
+        let ends = [byRate.map { $0 + SpectrumEdge.endLead / hop },
+                    SpectrumEdge.outwardByMargin(outward, inside: inside, outside: beyond)]
         return ends.compactMap { $0 }.max()
     }
 

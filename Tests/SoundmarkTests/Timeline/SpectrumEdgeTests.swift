@@ -75,6 +75,40 @@ final class SpectrumEdgeTests: XCTestCase {
         }
     }
 
+    /// A spot whose last notes are quieter than its middle (20…36 s of knolls, the last 1.5 s
+    /// 8 dB down, or the last 2.5 s 10 dB down) mixed 6 dB under speech at 10 s: its last
+    /// seconds stand out against the decoys at about half the rate of its middle, and the
+    /// share of readings standing out took them for chance, so it ended 1.53 and 1.40 s early
+    /// (24.47 and 24.60 s). The readings' margins over the decoys follow it to its end at 26 s
+    /// (within 0.15 s); the start stays within 0.1 s of 10 s.
+    func testSpotUnderSpeechWithQuietEndingEndsWhereItEnds() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let bed = try speech()
+        let reference = try TestSupport.referenceSamples("wesnoth-knolls")
+        for (tail, down) in [(1.5, 8.0), (2.5, 10.0)] {
+            var spot = Array(reference[(20 * rate)..<(36 * rate)])
+            // The last `tail` seconds `down` dB quieter, after a 50 ms ramp.
+            let quiet = Float(pow(10, -down / 20)), n = Int(tail * Double(rate)), ramp = rate / 20
+            for i in 0..<spot.count {
+                let k = i - (spot.count - n - ramp)
+                guard k >= 0 else { continue }
+                spot[i] *= k >= ramp ? quiet : 1 + (quiet - 1) * Float(k) / Float(ramp)
+            }
+            var out = Array(bed[0..<(36 * rate)])
+            let start = 10 * rate
+            let gain = Float(rms(out[start..<(start + spot.count)]) / rms(spot[...]) * pow(10, -6.0 / 20))
+            for (i, v) in spot.enumerated() { out[start + i] += gain * v }
+            let segments = scan(out, index: index)
+            let name = "last \(tail) s \(down) dB down"
+            XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls"], name)
+            guard let s = segments.first else { continue }
+            XCTAssertEqual(s.start, 10, accuracy: 0.1, name)
+            XCTAssertEqual(s.end, 26, accuracy: 0.15, name)
+            XCTAssertEqual(s.referenceTime(at: 10), 20, accuracy: 0.05, name)
+        }
+    }
+
     /// Under other music at 6 and 9 dB the spot's hits are dense enough near its edges: the
     /// spectrum moves no edge away from the truth (10…26 s), since other music in the
     /// reference's key lets its peaks stand out by chance.
@@ -176,6 +210,50 @@ final class SpectrumEdgeTests: XCTestCase {
         XCTAssertEqual(ring.latest, 5 + SpectrumRing.capacity)
         ring.append(frame: 7, levels: [1, 2])   // another width: ignored
         XCTAssertFalse(ring.holds(7))
+    }
+
+    /// The change point on margins: a run whose margins average 5 dB although only one reading
+    /// in four beats every decoy, then chance (margins about 0). The share standing out (0.25
+    /// against the inside's 0.6) does not move the edge; the margins move it to the run's last
+    /// reading above half the margin (3 dB), measured against audio beyond that stands out at
+    /// chance. Margins are clipped to ±15 dB; an inside mean under 2 dB above the outside's, or
+    /// an outside standing out more often than chance (other music in the key), moves nothing.
+    func testOutwardByMarginChangePoint() {
+        let inside = (0..<40).map { (k: Int) -> SpectrumEdge.Reading in
+            SpectrumEdge.Reading(x: Double(100 + k), stands: k % 5 < 3, margin: k % 5 < 3 ? 15.0 : -5.0)
+        }
+        // Mean margin 7 dB, capped at 6 (half: 3 dB).
+        let pattern: [Double] = [9, 4, -2, 7, 7, 1, 6, 8, 4, 6]   // mean 5
+        var outward = (0..<60).map { (k: Int) -> SpectrumEdge.Reading in
+            SpectrumEdge.Reading(x: Double(k), stands: k % 4 == 0, margin: pattern[k % 10])
+        }
+        let noise: [Double] = [-6, 2, -9, 4, -1, -3, 5, -4, 0, -2]   // mean -1.4
+        outward += (60..<150).map { (k: Int) -> SpectrumEdge.Reading in
+            SpectrumEdge.Reading(x: Double(k), stands: k % 5 == 0, margin: noise[k % 10])
+        }
+        let beyond = Array(outward[100...])   // stands one in five, mean margin below 0
+        XCTAssertNil(SpectrumEdge.outward(outward, inside: inside))
+        XCTAssertEqual(SpectrumEdge.outwardByMargin(outward, inside: inside, outside: beyond), 59)
+        // Chance only: the edge stays.
+        XCTAssertNil(SpectrumEdge.outwardByMargin(Array(outward[60...]), inside: inside, outside: beyond))
+        // One loud reading of chance is worth no more than 15 dB.
+        var spike = Array(outward[60...])
+        spike[3].margin = 200
+        XCTAssertNil(SpectrumEdge.outwardByMargin(spike, inside: inside, outside: beyond))
+        // Audio beyond whose margins average 3 dB (m0 = 3, m = 7, middle 5): the run's readings
+        // of 4-6 dB no longer carry it far enough.
+        let lifted = beyond.map { r -> SpectrumEdge.Reading in var r = r; r.margin += 4.4; return r }
+        XCTAssertNil(SpectrumEdge.outwardByMargin(outward, inside: inside, outside: lifted))
+        // Audio beyond standing out more often than chance (one in three).
+        let inKey = beyond.enumerated().map { (k, r) -> SpectrumEdge.Reading in var r = r; r.stands = k % 3 == 0; return r }
+        XCTAssertNil(SpectrumEdge.outwardByMargin(outward, inside: inside, outside: inKey))
+        // An inside that does not tell itself from its decoys, or too few readings inside or beyond.
+        let weak = (0..<40).map { (k: Int) -> SpectrumEdge.Reading in
+            SpectrumEdge.Reading(x: Double(100 + k), stands: false, margin: k % 2 == 0 ? 4.0 : -1.0)
+        }
+        XCTAssertNil(SpectrumEdge.outwardByMargin(outward, inside: weak, outside: beyond))
+        XCTAssertNil(SpectrumEdge.outwardByMargin(outward, inside: Array(inside.prefix(10)), outside: beyond))
+        XCTAssertNil(SpectrumEdge.outwardByMargin(outward, inside: inside, outside: Array(beyond.prefix(10))))
     }
 
     /// The change point on readings: a run standing out at the stretch's rate, then chance.
