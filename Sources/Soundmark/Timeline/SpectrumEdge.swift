@@ -89,7 +89,9 @@ public struct SpectrumRing: Sendable {
 /// edge) a larger share `p` stand out, at least 1.75 times chance, or the edge stays. Walking
 /// from the edge outwards, the edge moves to the peak where the log-likelihood ratio of
 /// stretch over chance summed from the edge is largest, when that sum reaches
-/// ``minimumEvidence`` (Page's CUSUM change point, 1954).
+/// ``minimumEvidence`` (Page's CUSUM change point, 1954). A masked end also follows the
+/// readings' margins over their decoys' mean (``outwardByMargin(_:inside:outside:)``), which
+/// count a reading that beats the decoys by a few dB though not every one of them.
 enum SpectrumEdge {
     /// Log-frequency step offsets of the decoy readings: −9, −5, 5, 9.
     static let decoys: [Int32] = [-9, -5, 5, 9]
