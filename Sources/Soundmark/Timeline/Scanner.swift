@@ -824,7 +824,7 @@ public final class Scanner {
         let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
         guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else {
             return clearMove(s, edge: edge, direction: direction, inner: inner)
-                .map { direction > 0 ? $0 + SpectrumEdge.endLead / hop : $0 }
+                .map { direction > 0 ? $0.rounded(.down) + SpectrumEdge.endLead / hop : $0 }
         }
         let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         var outward = readings(outer.0, outer.1)
@@ -837,7 +837,7 @@ public final class Scanner {
     /// The edge of a masked stretch moved outwards over `outward` (readings from the edge
     /// outwards): a start to the first peak of the run that the share of readings standing out
     /// puts in the stretch (``SpectrumEdge/outward(_:inside:outside:)``); an end to the farther
-    /// of that run's last peak plus ``SpectrumEdge/endLead`` and the last peak that the
+    /// of that run's last peak (its frame) plus ``SpectrumEdge/endLead`` and the last peak that the
     /// readings' margins put in the stretch against those of `beyond`
     /// (``SpectrumEdge/outwardByMargin(_:inside:outside:)``), taken as the end itself: the margins' change point runs on over the readings just past
     /// the end that beat half the margin by chance (about one in three), as far as a frame's
@@ -849,7 +849,7 @@ public final class Scanner {
                             direction: Int) -> Double? {
         let byRate = SpectrumEdge.outward(outward, inside: inside)
         guard direction > 0 else { return byRate }
-        let ends = [byRate.map { $0 + SpectrumEdge.endLead / hop },
+        let ends = [byRate.map { $0.rounded(.down) + SpectrumEdge.endLead / hop },
                     SpectrumEdge.outwardByMargin(outward, inside: inside, outside: beyond)]
         return ends.compactMap { $0 }.max()
     }
