@@ -79,6 +79,10 @@ public final class MarkerDetector {
     }
     /// The cell difference used (``CellDifference/weighted``).
     var cellDifference = CellDifference.weighted
+    /// Whether the coded cells are weighted per column from the sync cells
+    /// (``columnWeights(_:format:phase:stride:offset:)``; true; false, the detector before them,
+    /// is kept for comparison in tests).
+    var weighsColumns = true
 
     /// Input sample rate in Hz (16000 or 8000).
     public let sampleRate: Int
@@ -136,6 +140,7 @@ public final class MarkerDetector {
     public func detect(samples: [Float], origin: Double = 0) -> [MarkerDetection] {
         let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: wideSearch)
         detector.cellDifference = cellDifference
+        detector.weighsColumns = weighsColumns
         var windows = detector.consume(samples)
         windows += detector.finish()
         return Self.merge(windows).map { d in
@@ -152,6 +157,7 @@ public final class MarkerDetector {
     public func detect(decoding decoder: MediaDecoder) throws -> [MarkerDetection] {
         let detector = MarkerDetector(sampleRate: sampleRate, speedSearch: wideSearch)
         detector.cellDifference = cellDifference
+        detector.weighsColumns = weighsColumns
         var windows: [MarkerDetection] = []
         while let chunk = try decoder.nextChunk() { windows += detector.consume(chunk.samples) }
         windows += detector.finish()
@@ -255,7 +261,7 @@ public final class MarkerDetector {
             }
         }
         guard best.z >= Self.syncThreshold else { return WindowResult(payload: nil, z: max(best.z, 0), confidence: 0) }
-        let soft = Self.softBits(bestFolded, format: MarkerFormat.all[best.format], phase: best.phase)
+        let soft = Self.softBits(bestFolded, format: MarkerFormat.all[best.format], phase: best.phase, weighted: weighsColumns)
         guard let payload = MarkerCode.decode(soft: soft) else { return WindowResult(payload: nil, z: best.z, confidence: 0) }
         let coded = MarkerCode.encode(payload: payload)
         let agree = zip(coded, soft).filter { ($1 > 0) == $0 }.count
@@ -264,11 +270,12 @@ public final class MarkerDetector {
 
     /// The 186 soft coded bits of a folded block (the widest format's columns) read as `format`
     /// at block phase `phase`: each data cell's value times its scrambling chip and its column's
-    /// weight (``columnWeights(_:format:phase:stride:offset:)``), summed per coded bit.
-    static func softBits(_ folded: [Float], format: MarkerFormat, phase: Int) -> [Float] {
+    /// weight (``columnWeights(_:format:phase:stride:offset:)``; 1 when not `weighted`), summed per coded bit.
+    static func softBits(_ folded: [Float], format: MarkerFormat, phase: Int, weighted: Bool = true) -> [Float] {
         let cells = format.cellsPerFrame, blockFrames = MarkerLayout.blockFrames
         let stride = widest.cellsPerFrame, offset = (format.firstBin - widest.firstBin) / MarkerLayout.cellWidth
-        let gains = columnWeights(folded, format: format, phase: phase, stride: stride, offset: offset)
+        let gains = weighted ? columnWeights(folded, format: format, phase: phase, stride: stride, offset: offset)
+                             : [Float](repeating: 1, count: cells)
         var soft = [Float](repeating: 0, count: MarkerLayout.codedBits)
         for q0 in 0..<blockFrames {
             let q = (q0 + phase) % blockFrames
