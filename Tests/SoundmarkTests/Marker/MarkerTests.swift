@@ -43,6 +43,16 @@ final class MarkerTests: XCTestCase {
         }
     }
 
+    /// 10 s of ``music(seconds:seed:)`` marked with payload 0xC0FFEE, plus ``pinkNoise(count:seed:)``
+    /// (seed + 100) `snr` dB under it.
+    static func markedInPinkNoise(seed: UInt64, snr: Float) -> [Float] {
+        let audio = music(seconds: 10, seed: seed)
+        let marked = zip(audio, MarkerEmbedder(payload: 0xC0FFEE).mark(for: audio)).map { $0 + $1 }
+        let noise = pinkNoise(count: marked.count, seed: seed + 100)
+        let gain = (marked.reduce(0) { $0 + $1 * $1 } / noise.reduce(0) { $0 + $1 * $1 } / pow(10, snr / 10)).squareRoot()
+        return zip(marked, noise).map { $0 + $1 * gain }
+    }
+
     func testAWindowStraddlingANeighbouringMarkedSpotIsNotTheSegmentsMarker() throws {
         // A recording: 8 s of other music, spot-b (payload 222) from 8 to 23 s, forest (not marked)
         // from 23 to 33 s. The window 20–30 s decoded 222 (its marked audio is before 23 s) and lies
@@ -162,7 +172,8 @@ final class MarkerTests: XCTestCase {
 
     /// Bass-heavy audio (most of its power under 500 Hz) under white noise 10 dB below it: the noise
     /// owns most of 500–4000 Hz, so version 1 loses the payload and version 2's cells under 500 Hz
-    /// carry it through.
+    /// carry it through. The coded cells' column weights (from the sync cells) give version 1 its
+    /// payload back: its few columns that the audio still holds outweigh those the noise owns.
     func testBassHeavyAudioUnderNoiseNeedsTheLowBand() {
         var rng = SplitMix64(seed: 17)
         func uniform() -> Float { Float(Int(rng.next() % 2001) - 1000) / 1000 }
@@ -183,28 +194,30 @@ final class MarkerTests: XCTestCase {
         bass = bass.map { $0 * scale }
         let noiseLevel = 0.2 / Float(10).squareRoot() * Float(3).squareRoot() // uniform ±1 has power 1/3
         let noise = (0..<count).map { _ in uniform() * noiseLevel }
-        func found(_ format: MarkerFormat) -> [UInt32] {
+        func found(_ format: MarkerFormat, weighted: Bool) -> [UInt32] {
             let mark = MarkerEmbedder(payload: 909, format: format).mark(for: bass)
-            return MarkerDetector().detect(samples: (0..<count).map { bass[$0] + mark[$0] + noise[$0] }).map(\.payload)
+            let detector = MarkerDetector()
+            detector.weighsColumns = weighted
+            return detector.detect(samples: (0..<count).map { bass[$0] + mark[$0] + noise[$0] }).map(\.payload)
         }
-        XCTAssertEqual(found(.v2), [909])
-        XCTAssertEqual(found(.v1), [])
+        XCTAssertEqual(found(.v2, weighted: false), [909])
+        XCTAssertEqual(found(.v1, weighted: false), [])
+        XCTAssertEqual(found(.v2, weighted: true), [909])
+        XCTAssertEqual(found(.v1, weighted: true), [909])
     }
 
     /// Generated music (10 s, seeds 1–4) marked and buried in seeded pink noise 6 and 3 dB under
     /// it: the weighted cell difference (the 4 frames either side, from 16 ms) decodes every clip
     /// at 6 dB and 2 of 4 at 3 dB; the four-neighbour difference it replaced (32 and 64 ms) missed
-    /// seed 2 at 6 dB and all 4 at 3 dB. No clip gives another payload.
+    /// seed 2 at 6 dB and all 4 at 3 dB. No clip gives another payload. (Without the column
+    /// weights, as measured when the difference changed: they decode more of these clips with either difference.)
     func testWeightedCellDifferenceDecodesUnderPinkNoise() {
         func decoded(snr: Float, _ difference: MarkerDetector.CellDifference) -> [UInt64] {
             (UInt64(1)...4).filter { seed in
-                let audio = Self.music(seconds: 10, seed: seed)
-                let marked = zip(audio, MarkerEmbedder(payload: 0xC0FFEE).mark(for: audio)).map { $0 + $1 }
-                let noise = Self.pinkNoise(count: marked.count, seed: seed + 100)
-                let gain = (marked.reduce(0) { $0 + $1 * $1 } / noise.reduce(0) { $0 + $1 * $1 } / pow(10, snr / 10)).squareRoot()
                 let detector = MarkerDetector()
                 detector.cellDifference = difference
-                let found = detector.detect(samples: zip(marked, noise).map { $0 + $1 * gain }).map(\.payload)
+                detector.weighsColumns = false
+                let found = detector.detect(samples: Self.markedInPinkNoise(seed: seed, snr: snr)).map(\.payload)
                 XCTAssertTrue(found.allSatisfy { $0 == 0xC0FFEE }, "seed \(seed) at \(snr) dB: \(found)")
                 return !found.isEmpty
             }
@@ -213,6 +226,63 @@ final class MarkerTests: XCTestCase {
         XCTAssertEqual(decoded(snr: 6, .fourNeighbours), [1, 3, 4])
         XCTAssertEqual(decoded(snr: 3, .weighted), [1, 4])
         XCTAssertEqual(decoded(snr: 3, .fourNeighbours), [])
+    }
+
+    /// Generated music (10 s, seeds 1–6) marked and buried in seeded pink noise 3 dB under
+    /// it: with the coded cells weighted per column from the sync cells every clip decodes at 3 dB
+    /// (and seeds 1 and 3 at 1.5 dB, none unweighted); unweighted (the detector before the
+    /// weights) only seeds 1, 4 and 5. No clip gives another payload.
+    func testColumnWeightsDecodeUnderPinkNoise() {
+        func decoded(snr: Float, weighted: Bool) -> [UInt64] {
+            (UInt64(1)...6).filter { seed in
+                let detector = MarkerDetector()
+                detector.weighsColumns = weighted
+                let found = detector.detect(samples: Self.markedInPinkNoise(seed: seed, snr: snr)).map(\.payload)
+                XCTAssertTrue(found.allSatisfy { $0 == 0xC0FFEE }, "seed \(seed) at \(snr) dB: \(found)")
+                return !found.isEmpty
+            }
+        }
+        XCTAssertEqual(decoded(snr: 3, weighted: true), [1, 2, 3, 4, 5, 6])
+        XCTAssertEqual(decoded(snr: 3, weighted: false), [1, 4, 5])
+    }
+
+    /// Windows of a stream reuse the sub-frame spectra they share with the previous window: each
+    /// window's sync z-score, payload and confidence are those of the window analysed alone, for
+    /// windows 5 s apart (half shared), 2.5 s apart, one not on the sub-frame grid (3 samples on)
+    /// and one before the last (nothing shared).
+    func testStreamWindowsReuseSharedSpectra() {
+        let audio = Self.music(seconds: 24, seed: 9)
+        let marked = zip(audio, MarkerEmbedder(payload: 31337).mark(for: audio)).map { $0 + $1 }
+        let noise = Self.pinkNoise(count: marked.count, seed: 77)
+        let noisy = zip(marked, noise).map { $0 + $1 * 0.01 }
+        let window = 160_000
+        let streaming = MarkerDetector()
+        var decoded = 0
+        for start in [0, 80_000, 120_000, 120_003, 40_000] {
+            let (alone, streamed) = noisy.withUnsafeBufferPointer { all in
+                let slice = UnsafeBufferPointer(rebasing: all[start ..< start + window])
+                return (MarkerDetector().analyseSearchingSpeed(slice), streaming.analyseSearchingSpeed(slice, at: start))
+            }
+            XCTAssertEqual(streamed.z, alone.z, "window at sample \(start)")
+            XCTAssertEqual(streamed.payload, alone.payload, "window at sample \(start)")
+            XCTAssertEqual(streamed.confidence, alone.confidence, "window at sample \(start)")
+            if alone.payload == 31337 { decoded += 1 }
+        }
+        XCTAssertEqual(decoded, 5)
+    }
+
+    func testSelectionIsTheSortedValue() {
+        var rng = SplitMix64(seed: 12)
+        for count in [1, 2, 3, 10, 63, 626] {
+            // Values with many ties (0 ..< 20) and without.
+            for range in [20, 1_000_000] {
+                let values = (0..<count).map { _ in Float(rng.next() % UInt64(range)) }
+                for k in Set([0, count / 10, count / 2, count - 1]) {
+                    var copy = values
+                    XCTAssertEqual(MarkerDetector.select(&copy, k), values.sorted()[k], "count \(count), k \(k)")
+                }
+            }
+        }
     }
 
     func testDecodesAfterCutAndNoise() {
