@@ -34,6 +34,19 @@ final class PostingStorage: @unchecked Sendable {
         _ = madvise(UnsafeMutableRawPointer(mutating: base), length, Int32(MADV_DONTNEED))
     }
 
+    /// Drops the mapping's pages that lie wholly inside `from ..< to` (addresses within the
+    /// mapping) from this process's resident set, as ``releaseResidentPages()`` does for all of
+    /// it. No effect on allocated memory.
+    func releaseResidentPages(from: UnsafeRawPointer, to: UnsafeRawPointer) {
+        guard mapped else { return }
+        let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
+        let low = max(UInt(bitPattern: from), UInt(bitPattern: base))
+        let high = min(UInt(bitPattern: to), UInt(bitPattern: base) + UInt(length))
+        let first = (low + page - 1) / page * page, last = high / page * page
+        guard last > first, let start = UnsafeMutableRawPointer(bitPattern: first) else { return }
+        _ = madvise(start, Int(last - first), Int32(MADV_DONTNEED))
+    }
+
     deinit {
         if mapped {
             if length > 0 { munmap(UnsafeMutableRawPointer(mutating: base), length) }
@@ -75,6 +88,14 @@ public struct PostingBuffer<Element: FixedWidthInteger>: RandomAccessCollection,
     public subscript(i: Int) -> Element {
         assert(i >= 0 && i < count)
         return pointer.unsafelyUnwrapped[i]
+    }
+
+    /// Lets the pages that hold only values of `range` leave this process's resident set when
+    /// the values are in a mapped index file (see ``PostingStorage/releaseResidentPages(from:to:)``);
+    /// no effect otherwise.
+    func releaseResidentPages(_ range: Range<Int>) {
+        guard let storage, let pointer, !range.isEmpty else { return }
+        storage.releaseResidentPages(from: UnsafeRawPointer(pointer + range.lowerBound), to: UnsafeRawPointer(pointer + range.upperBound))
     }
 
     /// Calls `body` with the values as a buffer pointer valid for the call.

@@ -254,6 +254,39 @@ public struct PostingIndex: Sendable {
         return keys.map { Posting(hash: UInt32(truncatingIfNeeded: $0), frame: UInt32($0 >> 32)) }
     }
 
+    /// Reference `reference`'s postings as `hash << 32 | frame`, grouped by hash (frames of one
+    /// hash in no particular order), read from a mapped index's per-reference sections (O(the
+    /// reference's postings), whatever the catalog's size; the pages read leave the process's
+    /// resident set again); `nil` for an index built in memory or a reference out of range.
+    /// Matching looks one reference's postings up here instead of in the buckets: the buckets of
+    /// a large catalog span hundreds of megabytes, and every page a lookup touches (with the
+    /// kernel's fault-around, 64 KB of them) stays resident.
+    public func postingsByHash(of reference: Int) -> [UInt64]? {
+        guard let frameStart, let frames, let referenceHashes, reference >= 0, reference < referenceCount else { return nil }
+        let range = Int(frameStart[reference]) ..< Int(frameStart[reference + 1])
+        var keys = [UInt64](unsafeUninitializedCapacity: range.count) { out, written in
+            frames.withUnsafeBufferPointer { f in
+                referenceHashes.withUnsafeBufferPointer { h in
+                    for (i, p) in range.enumerated() { out[i] = UInt64(h[p]) << 32 | UInt64(f[p]) }
+                }
+            }
+            written = range.count
+        }
+        frames.releaseResidentPages(range)
+        referenceHashes.releaseResidentPages(range)
+        radixSort(&keys, ignoringBitsBelow: 32)
+        return keys
+    }
+
+    /// Lets the pages of a mapped index that hold only postings `range` (positions in the
+    /// buckets' order, see ``start``) leave this process's resident set: a lookup that walks
+    /// buckets in ascending hash order releases what it has passed, so the pages it holds stay
+    /// few whatever the catalog's size. No effect on an index built in memory.
+    public func releaseResidentPostings(_ range: Range<Int>) {
+        guard let packed, !range.isEmpty else { return }
+        packed.bytes.releaseResidentPages(range.lowerBound * packed.entryBytes ..< range.upperBound * packed.entryBytes)
+    }
+
     /// Every reference's postings (see ``postings(of:)``) as boundaries (`referenceCount + 1`),
     /// frames and hashes, reference after reference: the last three sections of an index file.
     func referencePostingTable() -> (start: [UInt64], frames: [UInt32], hashes: [UInt32]) {

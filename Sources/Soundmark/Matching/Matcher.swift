@@ -79,6 +79,19 @@ public struct MatchOptions: Sendable {
     public var threshold: Double = 0.5
     /// Skip hash buckets holding more postings than this (uninformative hashes). Default 2000.
     public var maxBucket: Int = 2000
+    /// In the first pass over the catalog, the unchanged speed votes with every landmark and
+    /// every other candidate with every `sparseStride`-th landmark only; the references those
+    /// sparse votes rank highest are then voted for in full (see ``speedShortlist``). 1 (or a
+    /// candidate list without the unchanged speed) lets every candidate vote in full. Default 8.
+    public var sparseStride: Int = 8
+    /// Number of references whose best speed candidates in the sparse first pass (the two best of
+    /// each) are voted for in full, with every landmark, over that reference alone. Default 12.
+    public var speedShortlist: Int = 12
+    /// Most vote keys (8 bytes each, and as many again while they are sorted) one speed
+    /// candidate's votes over the whole catalog hold at once: votes over more postings are counted
+    /// a range of references at a time, with the same result, so a large catalog's memory stays
+    /// bounded. Default 2^20.
+    public var voteKeysPerPart: Int = 1 << 20
 
     /// The defaults.
     public init() {}
@@ -89,8 +102,13 @@ public struct MatchOptions: Sendable {
 ///
 /// For each candidate the query's landmarks are rescaled and hashed (``LandmarkHasher``); every
 /// posting of a hash votes for (reference, reference frame − timeScale · query frame). A true
-/// match piles its votes into one offset (±1 frame); chance collisions spread out. The best
-/// candidate is refined on a 0.1 % grid around it. Each match is scored from the query and its
+/// match piles its votes into one offset (±1 frame); chance collisions spread out. Over the whole
+/// catalog only the unchanged speed votes with every landmark; the other candidates vote with
+/// every ``MatchOptions/sparseStride``-th landmark, and the ``MatchOptions/speedShortlist``
+/// references those sparse votes rank highest are voted for in full at their two best candidates,
+/// over their own postings only (so the work over whole buckets, which grows with the catalog, is
+/// that of about `1 + 36 / sparseStride` candidates instead of 37). The best candidate of each
+/// shortlisted reference is refined on a 0.1 % grid around it. Each match is scored from the query and its
 /// reference alone (``confidence(aligned:background:)`` against ``chanceFloor(seconds:)``, and the
 /// line check ``significance(occupied:slots:chancePerSlot:trials:)``), so its confidence does not
 /// depend on the catalog's size.
@@ -201,7 +219,7 @@ public final class Matcher {
     /// `key = referenceIndex << 25 | (offset + 2^24)` and `count` the number of *distinct hashes*
     /// voting for it: a repeated note or beat that lines up with a repeated pattern in the
     /// reference counts once, so rhythm alone does not make a match.
-    private func votes(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, only reference: Int? = nil) -> [(key: UInt64, count: Int32)] {
+    private func bestVotes(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, only reference: Int? = nil) -> [Int: (offset: Int, count: Int)] {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
         let hashBits = Matcher.hashBits, offsetLimit = 1 << Matcher.offsetBits
         let referenceCount = UInt64(index.references.count)
@@ -219,50 +237,125 @@ public final class Matcher {
                 total += hi - lo
             }
         }
-        var keys = [UInt64](unsafeUninitializedCapacity: total) { out, written in
-            written = 0
-            for b in buckets {
-                index.postings.withPostings(b.lo..<b.hi) { entries in
-                    let range = reference.map { PostingIndex.run(of: $0, in: entries, 0, entries.count) } ?? 0..<entries.count
-                    for e in range {
-                        let entry = entries[e]
-                        let ref = entry >> 32
-                        let off = Int(entry & 0xFFFF_FFFF) - b.q + Matcher.offsetBias
-                        // (A posting of no reference can only come from a damaged index file.)
-                        guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
-                        out[written] = (ref << Matcher.offsetBits | UInt64(off)) << hashBits | b.hash
-                        written += 1
+        // In bucket order, so each page of a mapped index is read once and released once passed
+        // (a large catalog's buckets span far more than the memory one query may hold).
+        buckets.sort { $0.lo < $1.lo }
+        func collect(_ buckets: [(hash: UInt64, q: Int, lo: Int, hi: Int)], total: Int) -> [UInt64] {
+            var released = buckets.first?.lo ?? 0
+            let keys = [UInt64](unsafeUninitializedCapacity: total) { out, written in
+                written = 0
+                for b in buckets {
+                    if b.lo - released >= Matcher.releaseStride {
+                        index.postings.releaseResidentPostings(released..<b.lo)
+                        released = b.lo
+                    }
+                    index.postings.withPostings(b.lo..<b.hi) { entries in
+                        let range = reference.map { PostingIndex.run(of: $0, in: entries, 0, entries.count) } ?? 0..<entries.count
+                        for e in range {
+                            let entry = entries[e]
+                            let ref = entry >> 32
+                            let off = Int(entry & 0xFFFF_FFFF) - b.q + Matcher.offsetBias
+                            // (A posting of no reference can only come from a damaged index file.)
+                            guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
+                            out[written] = (ref << Matcher.offsetBits | UInt64(off)) << hashBits | b.hash
+                            written += 1
+                        }
                     }
                 }
             }
+            if let last = buckets.last { index.postings.releaseResidentPostings(released..<last.hi) }
+            return keys
         }
-        return Matcher.runs(sorting: &keys)
+        // Votes of more than voteKeysPerPart postings (a large catalog's) are counted a range of
+        // references at a time, so the keys held at once stay bounded; the best of each
+        // reference is the same.
+        let perPart = max(1, options.voteKeysPerPart)
+        let parts = reference == nil ? min(index.references.count, (total + perPart - 1) / perPart) : 1
+        guard parts > 1 else {
+            var keys = collect(buckets, total: total)
+            return bestPerReference(sorting: &keys)
+        }
+        var best: [Int: (offset: Int, count: Int)] = [:]
+        let references = index.references.count
+        for part in 0..<parts {
+            let first = part * references / parts, last = (part + 1) * references / parts
+            guard last > first else { continue }
+            var partTotal = 0
+            let within = buckets.compactMap { b -> (hash: UInt64, q: Int, lo: Int, hi: Int)? in
+                let lo = index.postings.run(of: first, in: b.lo..<b.hi).lowerBound
+                let hi = index.postings.run(of: last - 1, in: lo..<b.hi).upperBound
+                guard hi > lo else { return nil }
+                partTotal += hi - lo
+                return (b.hash, b.q, lo, hi)
+            }
+            var keys = collect(within, total: partTotal)
+            best.merge(bestPerReference(sorting: &keys)) { a, _ in a }
+        }
+        return best
     }
 
-    /// Sorts vote keys (`(referenceIndex << 25 | offset + 2^24) << 21 | hash`) and turns them into
-    /// runs `(key without the hash, number of distinct hashes)`.
-    private static func runs(sorting keys: inout [UInt64]) -> [(key: UInt64, count: Int32)] {
+    /// ``bestPerReference(_:)`` of ``runs(sorting:)`` of `keys`, without holding the runs (a
+    /// large catalog's votes at one speed are millions of keys, and their runs twice their size).
+    private func bestPerReference(sorting keys: inout [UInt64]) -> [Int: (offset: Int, count: Int)] {
         let hashBits = Matcher.hashBits
-        // Grouped by (reference, offset) only; the hashes of a group are then ordered to count
-        // the distinct ones (most groups hold one or two keys).
         radixSort(&keys, ignoringBitsBelow: Int(hashBits))
-        var runs: [(key: UInt64, count: Int32)] = []
+        var best: [Int: (offset: Int, count: Int)] = [:]
+        // Each run (key, distinct hashes) is judged once the next is known: the runs one frame
+        // either side add to its aligned count, as in alignedTotal(_:_:).
+        var previous: (key: UInt64, count: Int) = (.max, 0)
+        var current: (key: UInt64, count: Int)? = nil
+        func judge(next: (key: UInt64, count: Int)?) {
+            guard let c = current, c.count >= 2 else { return }
+            let before = previous.key == c.key &- 1 ? previous.count : 0
+            let after = next.map { $0.key == c.key &+ 1 ? $0.count : 0 } ?? 0
+            let total = before + c.count + after
+            let (ref, off) = decode(c.key)
+            if let b = best[ref], b.count >= total { return }
+            best[ref] = (off, total)
+        }
+        Matcher.forEachRun(ofSorted: &keys) { key, distinct in
+            judge(next: (key, distinct))
+            if let c = current { previous = c }
+            current = (key, distinct)
+        }
+        judge(next: nil)
+        return best
+    }
+
+    /// Calls `body` with each run of `keys` (sorted by their bits above the hash): the key
+    /// without the hash and the number of distinct hashes in it, in order. The hashes of a run
+    /// are ordered in place to count them (most runs hold one or two keys).
+    private static func forEachRun(ofSorted keys: inout [UInt64], _ body: (UInt64, Int) -> Void) {
+        let hashBits = Matcher.hashBits
         keys.withUnsafeMutableBufferPointer { k in
             var i = 0
             while i < k.count {
                 let key = k[i] >> hashBits
                 var j = i + 1
                 while j < k.count && k[j] >> hashBits == key { j += 1 }
-                var distinct: Int32 = 1
+                var distinct = 1
                 if j - i > 1 {
                     var group = UnsafeMutableBufferPointer(rebasing: k[i..<j])
                     group.sort()
                     for t in (i + 1)..<j where k[t] != k[t - 1] { distinct += 1 }
                 }
-                runs.append((key, distinct))
+                body(key, distinct)
                 i = j
             }
         }
+    }
+
+    /// Postings a bucket-order sweep passes before it releases the index pages behind it: 2^18
+    /// (768 KB to 1 MB of a mapped index).
+    static let releaseStride = 1 << 18
+
+    /// Sorts vote keys (`(referenceIndex << 25 | offset + 2^24) << 21 | hash`) and turns them into
+    /// runs `(key without the hash, number of distinct hashes)`.
+    private static func runs(sorting keys: inout [UInt64]) -> [(key: UInt64, count: Int32)] {
+        // Grouped by (reference, offset) only (see forEachRun(ofSorted:_:)).
+        radixSort(&keys, ignoringBitsBelow: Int(Matcher.hashBits))
+        var runs: [(key: UInt64, count: Int32)] = []
+        forEachRun(ofSorted: &keys) { key, distinct in runs.append((key, Int32(distinct))) }
         return runs
     }
 
@@ -273,9 +366,97 @@ public final class Matcher {
     /// from it instead of looking every landmark up again (one lookup per landmark, not one per
     /// landmark and use).
     private struct ReferenceRuns {
+        var source: ReferencePostings
         var landmarks: [LandmarkHasher.Prepared] = []
         var hashes: [UInt32] = []
         var ranges: [Range<Int>] = []
+    }
+
+    /// Where one reference's postings are looked up by hash: from a mapped index, a table of the
+    /// reference's own postings read from its per-reference section
+    /// (``PostingIndex/postingsByHash(of:)``: the pages a query holds do not grow with the
+    /// catalog); from an index built in memory, the reference's run in each bucket. Either way a
+    /// lookup yields the same frames (as the low 32 bits of each value).
+    private struct ReferencePostings: @unchecked Sendable {
+        let reference: Int
+        /// `hash << 32 | frame`, grouped by hash; `nil`: read the buckets.
+        let byHash: [UInt64]?
+        /// Open addressing over the hashes of `byHash`: `(hash + 1) << 32 | first position`, 0 when free.
+        private let slots: [UInt64]
+        private let mask: Int
+
+        init(reference: Int, byHash: [UInt64]?) {
+            self.reference = reference
+            self.byHash = byHash
+            guard let keys = byHash, !keys.isEmpty else { slots = []; mask = 0; return }
+            var distinct = 1
+            for i in 1..<keys.count where keys[i] >> 32 != keys[i - 1] >> 32 { distinct += 1 }
+            var capacity = 16
+            while capacity < distinct + distinct / 2 { capacity <<= 1 }
+            var slots = [UInt64](repeating: 0, count: capacity)
+            let mask = capacity - 1
+            for i in keys.indices where i == 0 || keys[i] >> 32 != keys[i - 1] >> 32 {
+                let h = keys[i] >> 32
+                var slot = ReferencePostings.slot(UInt32(h), mask)
+                while slots[slot] != 0 { slot = (slot + 1) & mask }
+                slots[slot] = (h + 1) << 32 | UInt64(i)
+            }
+            self.slots = slots
+            self.mask = mask
+        }
+
+        @inline(__always)
+        static func slot(_ h: UInt32, _ mask: Int) -> Int { Int((h &* 0x9E37_79B1) >> 11) & mask }
+
+        /// Positions in `byHash` of hash `h` (empty when the reference has none).
+        @inline(__always)
+        func positions(of h: UInt32) -> Range<Int> {
+            guard let keys = byHash, !slots.isEmpty else { return 0..<0 }
+            return slots.withUnsafeBufferPointer { s in
+                var slot = ReferencePostings.slot(h, mask)
+                let tag = UInt64(h) + 1
+                while s[slot] != 0 {
+                    if s[slot] >> 32 == tag {
+                        let first = Int(s[slot] & 0xFFFF_FFFF)
+                        return keys.withUnsafeBufferPointer { k in
+                            var end = first + 1
+                            while end < k.count && k[end] >> 32 == UInt64(h) { end += 1 }
+                            return first..<end
+                        }
+                    }
+                    slot = (slot + 1) & mask
+                }
+                return 0..<0
+            }
+        }
+    }
+
+    /// The lookup source of `reference` (see ``ReferencePostings``).
+    private func referencePostings(_ reference: Int) -> ReferencePostings {
+        ReferencePostings(reference: reference, byHash: index.postings.postingsByHash(of: reference))
+    }
+
+    /// `source`'s postings of hash `h` (positions for ``withFrames(_:in:_:)``); empty when it has
+    /// none or, with `skippingCommonHashes`, when the hash's bucket holds more than
+    /// ``MatchOptions/maxBucket`` postings (as voting skips it).
+    @inline(__always)
+    private func lookup(_ h: UInt32, in source: ReferencePostings, start: UnsafeBufferPointer<UInt32>, skippingCommonHashes: Bool) -> Range<Int> {
+        if source.byHash != nil {
+            let found = source.positions(of: h)
+            if found.isEmpty || !skippingCommonHashes { return found }
+            return Int(start[Int(h) + 1]) - Int(start[Int(h)]) > options.maxBucket ? 0..<0 : found
+        }
+        let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+        if hi == lo || (skippingCommonHashes && hi - lo > options.maxBucket) { return lo..<lo }
+        return index.postings.run(of: source.reference, in: lo..<hi)
+    }
+
+    /// Calls `body` with `source`'s postings `range` (see ``lookup(_:in:start:skippingCommonHashes:)``),
+    /// each holding its frame in the low 32 bits.
+    @inline(__always)
+    private func withFrames<R>(_ range: Range<Int>, in source: ReferencePostings, _ body: (UnsafeBufferPointer<UInt64>) -> R) -> R {
+        guard let table = source.byHash else { return index.postings.withPostings(range, body) }
+        return table.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     /// The last lookup of each landmark (its hash and the reference's postings in that bucket):
@@ -292,31 +473,67 @@ public final class Matcher {
 
     /// Looks `landmarks` up at speed `c` for `reference` only (see ``ReferenceRuns``), reusing
     /// and updating `memo`'s lookups when given.
-    private func referenceRuns(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int,
-                               memo: inout LookupMemo?) -> ReferenceRuns {
+    /// With `hashes`, the landmarks' hashes at `c` are read from it (``stepHashes(_:_:)``: `.max` for none).
+    private func referenceRuns(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, source: ReferencePostings,
+                               memo: inout LookupMemo?, hashes: ArraySlice<UInt32>? = nil) -> ReferenceRuns {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
-        var result = ReferenceRuns()
+        var result = ReferenceRuns(source: source)
+        // The memo's arrays are written in place (taken out of the optional, so not shared).
+        var m = memo ?? LookupMemo(count: 0)
+        memo = nil
+        let useMemo = m.hashes.count == landmarks.count
         index.postings.start.withUnsafeBufferPointer { start in
-            for (i, l) in landmarks.enumerated() {
-                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                let range: Range<Int>
-                if let memo, memo.hashes[i] == h {
-                    range = memo.ranges[i]
-                } else {
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if hi - lo > options.maxBucket || hi == lo {
-                        range = 0..<0
-                    } else {
-                        range = index.postings.run(of: reference, in: lo..<hi)
+            m.hashes.withUnsafeMutableBufferPointer { memoHashes in
+                m.ranges.withUnsafeMutableBufferPointer { memoRanges in
+                    for (i, l) in landmarks.enumerated() {
+                        let h: UInt32
+                        if let hashes {
+                            h = hashes[hashes.startIndex + i]
+                            if h == .max { continue }
+                        } else {
+                            guard let found = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
+                            h = found
+                        }
+                        let range: Range<Int>
+                        if useMemo && memoHashes[i] == h {
+                            range = memoRanges[i]
+                        } else {
+                            range = lookup(h, in: source, start: start, skippingCommonHashes: true)
+                            if useMemo {
+                                memoHashes[i] = h
+                                memoRanges[i] = range
+                            }
+                        }
+                        guard !range.isEmpty else { continue }
+                        result.landmarks.append(l)
+                        result.hashes.append(h)
+                        result.ranges.append(range)
                     }
-                    memo?.hashes[i] = h
-                    memo?.ranges[i] = range
                 }
-                guard !range.isEmpty else { continue }
-                result.landmarks.append(l)
-                result.hashes.append(h)
-                result.ranges.append(range)
             }
+        }
+        if useMemo { memo = m }
+        return result
+    }
+
+    /// The fine speed steps ``refine(_:source:around:count:offset:hashes:)`` tries around `c`, in order.
+    private static func refineSteps(around c: SpeedCandidate) -> [(step: Int, speed: SpeedCandidate)] {
+        let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
+        let pitchOnly = c.timeScale == 1 && c.frequencyScale != 1
+        return (-10...10).filter { $0 != 0 }.map { i in
+            let d = Double(i) * 0.001
+            return (i, SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d))
+        }
+    }
+
+    /// The hashes of `landmarks` at every fine step around `c` (``refineSteps(around:)``), step
+    /// after step, `.max` where a landmark has none: shared by the references refined around one candidate.
+    private func stepHashes(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate) -> [UInt32] {
+        var result: [UInt32] = []
+        result.reserveCapacity(20 * landmarks.count)
+        for (_, s) in Matcher.refineSteps(around: c) {
+            let shift = hasher.logShift(frequencyScale: s.frequencyScale)
+            for l in landmarks { result.append(hasher.hash(l, timeScale: s.timeScale, logShift: shift) ?? .max) }
         }
         return result
     }
@@ -326,15 +543,14 @@ public final class Matcher {
         var keys: [UInt64] = []
         keys.reserveCapacity(runs.ranges.reduce(0) { $0 + $1.count })
         let offsetLimit = 1 << Matcher.offsetBits
-        let referenceCount = UInt64(index.references.count)
+        let ref = UInt64(runs.source.reference)
         for i in runs.landmarks.indices {
             let h = UInt64(runs.hashes[i])
             let q = Int((Double(runs.landmarks[i].anchorFrame) * c.timeScale).rounded())
-            index.postings.withPostings(runs.ranges[i]) { entries in
+            withFrames(runs.ranges[i], in: runs.source) { entries in
                 for entry in entries {
-                    let ref = entry >> 32
                     let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
-                    guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
+                    guard off >= 0 && off < offsetLimit else { continue }
                     keys.append((ref << Matcher.offsetBits | UInt64(off)) << Matcher.hashBits | h)
                 }
             }
@@ -348,7 +564,7 @@ public final class Matcher {
         for i in runs.landmarks.indices {
             let l = runs.landmarks[i]
             let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
-            let agreed = index.postings.withPostings(runs.ranges[i]) { entries in
+            let agreed = withFrames(runs.ranges[i], in: runs.source) { entries in
                 entries.contains { abs(Int($0 & 0xFFFF_FFFF) - q - offset) <= 1 }
             }
             if agreed { frames.append(Int(l.anchorFrame)) }
@@ -439,13 +655,57 @@ public final class Matcher {
         guard !query.isEmpty else { return [] }
         let framings = ([query] + reframed).map { $0.compactMap { hasher.prepare($0) } }
         let landmarks = framings[0]
+        let candidates = options.candidates
         var best: [Int: (candidate: Int, offset: Int, count: Int)] = [:]
-        // Each speed candidate's votes on its own thread; merged in candidate order as before.
-        let perCandidate = concurrentMap(options.candidates.count) { ci in bestPerReference(votes(landmarks, options.candidates[ci])) }
-        for ci in options.candidates.indices {
-            for (ref, b) in perCandidate[ci] {
-                if let old = best[ref], old.count >= b.count { continue }
-                best[ref] = (ci, b.offset, b.count)
+        // The best count of each reference over the candidates; of equal counts the first candidate's.
+        func merge(_ ci: Int, _ ref: Int, _ b: (offset: Int, count: Int)) {
+            if let old = best[ref], old.count > b.count || (old.count == b.count && old.candidate < ci) { return }
+            best[ref] = (ci, b.offset, b.count)
+        }
+        // First pass over the whole catalog: the unchanged speed with every landmark, the other
+        // candidates with every sparseStride-th (their votes over whole buckets were most of
+        // the work, and grow with the catalog); each candidate on its own thread.
+        let unit = candidates.firstIndex { $0.timeScale == 1 && $0.frequencyScale == 1 }
+        let sparseStride = unit == nil ? 1 : max(1, options.sparseStride)
+        let sparse = sparseStride == 1 ? landmarks : stride(from: 0, to: landmarks.count, by: sparseStride).map { landmarks[$0] }
+        let full = { (ci: Int) in sparseStride == 1 || ci == unit }
+        let perCandidate = concurrentMap(candidates.count) { ci in
+            bestVotes(full(ci) ? landmarks : sparse, candidates[ci])
+        }
+        for ci in candidates.indices where full(ci) {
+            for (ref, b) in perCandidate[ci] { merge(ci, ref, b) }
+        }
+        // The references the sparse votes rank highest, each voted for in full at its two best
+        // candidates over its own postings only (a true match at a changed speed keeps about
+        // 1/sparseStride of its votes there, chance alignments of other references as few).
+        var sources: [Int: ReferencePostings] = [:]
+        if sparseStride > 1 {
+            var sparseBest: [Int: [(candidate: Int, count: Int)]] = [:]
+            for ci in candidates.indices where !full(ci) {
+                for (ref, b) in perCandidate[ci] { sparseBest[ref, default: []].append((ci, b.count)) }
+            }
+            let ranked = sparseBest.map { ref, list in
+                (ref, list.sorted { ($0.count, $1.candidate) > ($1.count, $0.candidate) }.prefix(2).map(\.candidate))
+            }.sorted { a, b in
+                let ca = sparseBest[a.0]!.map(\.count).max()!, cb = sparseBest[b.0]!.map(\.count).max()!
+                return (ca, b.0) > (cb, a.0)
+            }.prefix(options.speedShortlist)
+            let shortlisted = Array(ranked)
+            let fullVotes = concurrentMap(shortlisted.count) { i -> (ReferencePostings, [(Int, (offset: Int, count: Int))]) in
+                let (ref, cis) = shortlisted[i]
+                let source = referencePostings(ref)
+                var found: [(Int, (offset: Int, count: Int))] = []
+                for ci in cis.sorted() {
+                    var noMemo: LookupMemo? = nil
+                    if let b = bestPerReference(votes(referenceRuns(landmarks, candidates[ci], source: source, memo: &noMemo), candidates[ci]))[ref] {
+                        found.append((ci, b))
+                    }
+                }
+                return (source, found)
+            }
+            for (source, found) in fullVotes {
+                sources[source.reference] = source
+                for (ci, b) in found { merge(ci, source.reference, b) }
             }
         }
         // The references worth refining: the strongest vote peaks (chance alone rarely puts more
@@ -456,14 +716,22 @@ public final class Matcher {
             .sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.prefix(Matcher.shortlist)
         // Each shortlisted reference is refined on its own thread; results kept in shortlist order.
         let shortlisted = Array(shortlist)
-        var results: [MatchCandidate] = concurrentMap(shortlisted.count) { i -> [MatchCandidate] in
+        // (Only the tables of the shortlisted references are kept: each is a reference's postings.)
+        sources = sources.filter { ref, _ in shortlisted.contains { $0.key == ref } }
+        // The fine steps' hashes of a candidate that several references are refined around are
+        // worked out once (most of refining is hashing the landmarks at each step).
+        let shared = Dictionary(grouping: shortlisted.map(\.value.candidate), by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+        let sharedHashes = Dictionary(uniqueKeysWithValues: zip(shared, concurrentMap(shared.count) { stepHashes(landmarks, candidates[shared[$0]]) }))
+        let scored = concurrentMap(shortlisted.count) { i -> (ReferencePostings?, [MatchCandidate]) in
             let (ref, b) = shortlisted[i]
+            let source = sources[ref] ?? referencePostings(ref)
             var results: [MatchCandidate] = []
-            let refined = refine(landmarks, reference: ref, around: options.candidates[b.candidate], count: b.count, offset: b.offset)
+            let refined = refine(landmarks, source: source, around: options.candidates[b.candidate], count: b.count, offset: b.offset,
+                                 hashes: sharedHashes[b.candidate])
             // This reference's postings and votes at the refined speed, once per framing: the
             // repeat search, every copy's recount and its line check read them.
             var noMemo: LookupMemo? = nil
-            let lookups = framings.map { referenceRuns($0, refined.speed, reference: ref, memo: &noMemo) }
+            let lookups = framings.map { referenceRuns($0, refined.speed, source: source, memo: &noMemo) }
             let framingRuns = lookups.map { votes($0, refined.speed) }
             // A reference that repeats the passage matches it again elsewhere: each repeat is a
             // match of its own, ranked by its own count.
@@ -490,8 +758,11 @@ public final class Matcher {
                                    Matcher.confidence(significance: m.significance))
                 if m.confidence >= options.threshold { results.append(m) }
             }
-            return results
-        }.flatMap { $0 }
+            return (results.isEmpty ? nil : source, results)
+        }
+        sources = [:]
+        for case (let source?, _) in scored { sources[source.reference] = source }
+        var results = scored.flatMap(\.1)
         results.sort {
             if $0.framingTotal != $1.framingTotal { return $0.framingTotal > $1.framingTotal }
             if $0.referenceIndex != $1.referenceIndex {
@@ -504,7 +775,8 @@ public final class Matcher {
         func stretch(_ i: Int) -> ClosedRange<Int> {
             if let s = stretches[i] { return s }
             let m = results[i]
-            let s = Matcher.core(alignedFrames(landmarks, m.speed, reference: m.referenceIndex, offset: Int(m.offsetFrames.rounded())))
+            let s = Matcher.core(alignedFrames(landmarks, m.speed, source: sources[m.referenceIndex] ?? referencePostings(m.referenceIndex),
+                                               offset: Int(m.offsetFrames.rounded())))
             stretches[i] = s
             return s
         }
@@ -618,8 +890,8 @@ public final class Matcher {
 
     /// Query frames (of framing `f`'s landmarks) of the landmarks that vote within ±1 frame of `offset`
     /// for `reference` at speed `c`.
-    private func alignedFrames(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, offset: Int) -> [Int] {
-        agreeing(landmarks, c, reference: reference, skippingCommonHashes: true) { frame, l in
+    private func alignedFrames(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, source: ReferencePostings, offset: Int) -> [Int] {
+        agreeing(landmarks, c, source: source, skippingCommonHashes: true) { frame, l in
             abs(frame - Int((Double(l.anchorFrame) * c.timeScale).rounded()) - offset) <= 1
         }.map { Int($0.anchorFrame) }
     }
@@ -628,17 +900,16 @@ public final class Matcher {
     /// reference frame for which `agrees(frame, landmark)` holds (each landmark once, in order).
     /// With `skippingCommonHashes`, buckets longer than ``MatchOptions/maxBucket`` are skipped,
     /// as voting skips them.
-    private func agreeing(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, reference: Int, skippingCommonHashes: Bool,
+    private func agreeing(_ landmarks: [LandmarkHasher.Prepared], _ c: SpeedCandidate, source: ReferencePostings, skippingCommonHashes: Bool,
                           _ agrees: (Int, LandmarkHasher.Prepared) -> Bool) -> [LandmarkHasher.Prepared] {
         let shift = hasher.logShift(frequencyScale: c.frequencyScale)
         var found: [LandmarkHasher.Prepared] = []
         index.postings.start.withUnsafeBufferPointer { start in
             for l in landmarks {
                 guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) else { continue }
-                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                if skippingCommonHashes && hi - lo > options.maxBucket { continue }
-                if hi == lo { continue }
-                let agreed = index.postings.withPostings(index.postings.run(of: reference, in: lo..<hi)) { entries in
+                let range = lookup(h, in: source, start: start, skippingCommonHashes: skippingCommonHashes)
+                if range.isEmpty { continue }
+                let agreed = withFrames(range, in: source) { entries in
                     entries.contains { agrees(Int($0 & 0xFFFF_FFFF), l) }
                 }
                 if agreed { found.append(l) }
@@ -704,7 +975,7 @@ public final class Matcher {
     public func matchedStretch(of candidate: MatchCandidate, in query: [Landmark])
         -> (queryStart: Double, queryEnd: Double, referenceStart: Double, referenceEnd: Double)? {
         let c = candidate.speed
-        let matched = agreeing(query.compactMap { hasher.prepare($0) }, c, reference: candidate.referenceIndex,
+        let matched = agreeing(query.compactMap { hasher.prepare($0) }, c, source: referencePostings(candidate.referenceIndex),
                                skippingCommonHashes: false) { frame, l in
             abs(Double(frame) - (candidate.offsetFrames + c.timeScale * Double(l.anchorFrame))) <= 1.5
         }
@@ -719,16 +990,15 @@ public final class Matcher {
     /// keeping its kind (a tempo-only candidate varies the tempo, a pitch-only one the pitch). Of the steps within 1 landmark (or 1 %) of the best count, the one nearest the coarse
     /// candidate wins: a count that a 0.1 % skew raises by chance (a repeated passage, where the
     /// copies' votes are equal) does not move an unchanged speed off the grid point.
-    private func refine(_ landmarks: [LandmarkHasher.Prepared], reference: Int, around c: SpeedCandidate, count: Int, offset: Int)
-        -> (speed: SpeedCandidate, offset: Int, count: Int) {
+    /// `hashes`, when given, are ``stepHashes(_:_:)`` of `landmarks` around `c`.
+    private func refine(_ landmarks: [LandmarkHasher.Prepared], source: ReferencePostings, around c: SpeedCandidate, count: Int, offset: Int,
+                        hashes: [UInt32]? = nil) -> (speed: SpeedCandidate, offset: Int, count: Int) {
+        let reference = source.reference
         var tried = [(step: 0, speed: c, offset: offset, count: count)]
-        let tempoOnly = c.frequencyScale == 1 && c.timeScale != 1
-        let pitchOnly = c.timeScale == 1 && c.frequencyScale != 1
         var memo: LookupMemo? = LookupMemo(count: landmarks.count)
-        for i in -10...10 where i != 0 {
-            let d = Double(i) * 0.001
-            let s = SpeedCandidate(timeScale: pitchOnly ? 1 : c.timeScale + d, frequencyScale: tempoOnly ? 1 : c.frequencyScale + d)
-            if let b = bestPerReference(votes(referenceRuns(landmarks, s, reference: reference, memo: &memo), s))[reference] {
+        for (k, (i, s)) in Matcher.refineSteps(around: c).enumerated() {
+            let stepped = hashes.map { $0[(k * landmarks.count) ..< ((k + 1) * landmarks.count)] }
+            if let b = bestPerReference(votes(referenceRuns(landmarks, s, source: source, memo: &memo, hashes: stepped), s))[reference] {
                 tried.append((i, s, b.offset, b.count))
             }
         }
@@ -764,8 +1034,8 @@ extension Matcher {
             abs(index.references[$0].duration - signature.duration) <= max(1, 0.01 * signature.duration)
         }
         for ref in sameLength {
-            guard let b = bestPerReference(votes(landmarks, unit, only: ref))[ref], abs(b.offset) <= 2 else { continue }
-            let occupied = Set(alignedFrames(landmarks, unit, reference: ref, offset: b.offset).map { $0 / Matcher.slotFrames }).count
+            guard let b = bestVotes(landmarks, unit, only: ref)[ref], abs(b.offset) <= 2 else { continue }
+            let occupied = Set(alignedFrames(landmarks, unit, source: referencePostings(ref), offset: b.offset).map { $0 / Matcher.slotFrames }).count
             let coverage = Double(occupied) / Double(slotCount)
             if coverage >= Matcher.duplicateCoverage, coverage > (best?.coverage ?? 0) { best = (ref, coverage) }
         }
