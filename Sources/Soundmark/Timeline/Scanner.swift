@@ -127,7 +127,8 @@ public struct ScanOptions: Sendable {
 /// (recording frame, reference frame). Hits on the same line (same reference, offset within
 /// 0.4 s, speed within 2 %) extend an open segment; others open a new one, so a reference played
 /// twice, a seek or an edit start new segments. When segments overlap (a crossfade) the
-/// boundary is put at the middle of the overlap.
+/// boundary is put at the middle of the overlap; at a butt splice, where the recording's
+/// spectrum changes from one play to the next (``ChangeEdge``, ``boundary(_:_:)``).
 public final class Scanner {
     /// The catalog snapshot.
     public let index: CatalogIndex
