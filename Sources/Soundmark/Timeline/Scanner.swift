@@ -27,6 +27,17 @@ public struct Segment: Equatable, Sendable {
     /// explains; the segment's own reference is the one that also explains the rest. Empty
     /// when the audio tells them apart everywhere.
     public var alternatives: [(item: MediaItem, start: Double, end: Double)] = []
+    /// Whether `start` is where the recording's spectrum changes to this play (``ChangeEdge``):
+    /// at a butt splice the previous play ends there.
+    var startsAtChange = false
+    /// Where (recording seconds) the spectrum changes from this play to the next one's audio,
+    /// when the next play starts from hits within ``ChangeEdge/spliceOverlap`` of this one's end
+    /// (``ChangeEdge/end(ring:edge:hop:window:)``); the end at a butt splice
+    /// (``Scanner/boundary(_:_:)``).
+    var changeEnd: Double?
+    /// Whether `start` comes from hits (and single peaks) alone: not at an onset after digital
+    /// silence, a change of the spectrum or a move outwards by it.
+    var startsFromHits = false
 
     /// Field-by-field equality (alternatives compared by reference, start and end).
     public static func == (a: Segment, b: Segment) -> Bool {
@@ -116,7 +127,8 @@ public struct ScanOptions: Sendable {
 /// (recording frame, reference frame). Hits on the same line (same reference, offset within
 /// 0.4 s, speed within 2 %) extend an open segment; others open a new one, so a reference played
 /// twice, a seek or an edit start new segments. When segments overlap (a crossfade) the
-/// boundary is put at the middle of the overlap.
+/// boundary is put at the middle of the overlap; at a butt splice, where the recording's
+/// spectrum changes from one play to the next (``ChangeEdge``, ``boundary(_:_:)``).
 public final class Scanner {
     /// The catalog snapshot.
     public let index: CatalogIndex
@@ -302,6 +314,9 @@ public final class Scanner {
             if !open[i].onsetDecided {
                 (open[i].onset, open[i].onsetDecided) = onsetStart(open[i]).settling(open[i].onset)
             }
+            if !open[i].changeStartDecided {
+                (open[i].changeStart, open[i].changeStartDecided) = changeStart(open[i]).settling(open[i].changeStart)
+            }
         }
         if onEvent != nil { announce() }
         nextBlockEnd += hopFrames
@@ -448,6 +463,13 @@ public final class Scanner {
         /// (see ``onsetStart(_:)``), and whether that has been decided.
         var onset: Double?
         var onsetDecided = false
+        /// The start (recording frame, fractional) where the spectrum changes from other audio
+        /// to the stretch (see ``changeStart(_:)``), and whether that has been decided.
+        var changeStart: Double?
+        var changeStartDecided = false
+        /// The end (recording frame, fractional) where the spectrum changes to the next play at
+        /// a butt splice (see ``changeEnd(_:)``), set at close.
+        var changeEnd: Double?
         /// The end (recording frame, fractional) where digital silence begins after the last
         /// hits (see ``silenceEnd(_:)``), set at close.
         var endAtSilence: Double?
@@ -1053,6 +1075,10 @@ public final class Scanner {
             if let p = s.peakStart, p > Double(firstFrame), p - Double(firstFrame) <= 1 / hop { firstFrame = Int(p.rounded(.down)) }
             if let p = s.spectrumStart, p < Double(firstFrame) { firstFrame = max(0, Int(p.rounded(.down))) }
         }
+        if let c = s.changeStart.map({ max(0, $0) }) {
+            firstFrame = Int(c.rounded(.down))
+            onsetFrame = c
+        }
         var endLead = Scanner.endLead
         if let o = s.endAtSilence, o > Double(firstFrame) {
             lastFrame = Int(o.rounded(.down))
@@ -1061,6 +1087,7 @@ public final class Scanner {
             lastFrame = Int(p.rounded(.down))
             endLead = (p - Double(lastFrame)) * hop
         }
+        let fromHits = onsetFrame == nil && s.spectrumStart.map { $0 >= Double(startFrame(s)) } ?? true
         lastFrame = max(lastFrame, firstFrame + 1)
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
@@ -1100,7 +1127,99 @@ public final class Scanner {
                        frequencySkew: options.candidates[s.candidate].frequencySkew
                            + (abs(line.slope - s.timeScale) <= 0.012 ? line.slope - s.timeScale : 0),
                        timeScale: line.slope, confidence: Scanner.confidence(hits: s.hits, duration: end - start),
-                       hits: s.hits)
+                       hits: s.hits, startsAtChange: s.changeStart != nil && onsetFrame == s.changeStart.map { max(0, $0) },
+                       changeEnd: s.changeEnd.map { $0 * hop }.flatMap { $0 > start ? $0 : nil },
+                       startsFromHits: fromHits && onsetFrame == nil)
+    }
+
+    /// The boundary between consecutive segments `a` and `b` (`b` starts after `a` does and ends
+    /// after `a` ends), `nil` to keep both edges as they are.
+    /// - A butt splice: `b`'s start when it lies where the spectrum changes to `b`'s audio and
+    ///   `a`'s end from hits runs less than ``ChangeEdge/spliceOverlap`` past it (`a`'s last
+    ///   landmarks reach into `b` by chance coincidences of their targets), or where the
+    ///   spectrum changes from `a`'s audio (`a.changeEnd`) when `b`'s start from hits lies
+    ///   from ``ChangeEdge/spliceOverlap`` before to ``ChangeEdge/spliceGap`` after it (`b`'s
+    ///   first passage too quiet to give hits at once); both at a change within
+    ///   ``ChangeEdge/spliceGap`` of each other, `b`'s start (its template follows the cut);
+    ///   `b`'s start at a change also when `a`'s end from hits lies up to ``ChangeEdge/endGap``
+    ///   before it (`a`'s last peaks lost at the cut).
+    /// - Else overlapping segments (a crossfade, where both are audible) meet in the middle of
+    ///   the overlap, and a gap is kept.
+    static func boundary(_ a: Segment, _ b: Segment) -> Double? {
+        let overlap = a.end - b.start
+        if let c = a.changeEnd {
+            if b.startsAtChange && abs(c - b.start) <= ChangeEdge.spliceGap { return b.start }
+            if b.startsFromHits && b.start - c <= ChangeEdge.spliceGap && c - b.start < ChangeEdge.spliceOverlap { return c }
+        }
+        if b.startsAtChange && overlap < ChangeEdge.spliceOverlap && -overlap <= ChangeEdge.endGap { return b.start }
+        return overlap > 0 ? (a.end + b.start) / 2 : nil
+    }
+
+    /// The end of segment `s` (recording frame, fractional) at a butt splice, where the
+    /// recording's spectrum changes from its audio to another's (``ChangeEdge/end(ring:edge:hop:window:)``):
+    /// only when a confident play of another reference starts (from hits) within
+    /// ``ChangeEdge/spliceOverlap`` of the end from hits, and hits are dense in the template
+    /// rows (the play heard clearly there). `nil` otherwise or without the spectrum.
+    private func changeEnd(_ s: OpenSegment) -> Double? {
+        guard spectrum.latest >= 0, s.line.slope > 0.5 else { return nil }
+        let edge = endFrame(s)
+        let reach = Int(ChangeEdge.spliceOverlap / hop)
+        guard (open + recentlyClosed).contains(where: { o in
+            o.ref != s.ref && abs(startFrame(o) - edge) <= reach && segment(o).confidence >= options.threshold
+        }) else { return nil }
+        let t0 = edge - Int(ChangeEdge.endTemplate.1 / hop), t1 = edge - Int(ChangeEdge.endTemplate.0 / hop)
+        let inTemplate = Scanner.distinct(s.tail.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
+        guard Double(inTemplate) >= SpectrumEdge.maskedHitsPerSecond * Double(t1 - t0) * hop else { return nil }
+        let window = index.configuration.frameLength / index.configuration.hopLength
+        return ChangeEdge.end(ring: spectrum, edge: edge, hop: hop, window: window)
+    }
+
+    /// The start of segment `s` where the recording's spectrum changes from other audio to the
+    /// stretch (``ChangeEdge/start(ring:edge:hop:)``), from the start that hits and single peaks
+    /// give. Stays without the spectrum; when the template rows do not hold hits at the rate of
+    /// a stretch heard clearly (a spot masked under speech, whose edges ``spectrumStart(_:)``
+    /// looks for, or a start put early by a chance hit); when the spectrum moved the start
+    /// outwards already; next to another play whose hits go on for more than
+    /// ``ChangeEdge/spliceOverlap`` after it (a crossfade); when the change lies more than half
+    /// a frame window after the start from hits (the stretch's own first notes differ from
+    /// the rest); and after digital silence (the onset is known to a hop) unless the change
+    /// lies more than half a window after the onset (the sound after the silence is other
+    /// audio cut short by the stretch: the last syllable of a speech lead-in, which the onset
+    /// rule took for the stretch's first notes). Undecided until the other start decisions
+    /// are made and windows 3 s past the start are decided.
+    private func changeStart(_ s: OpenSegment) -> PeakStart {
+        guard spectrum.latest >= 0 else { return .stays }
+        guard s.peakStartDecided, s.spectrumStartDecided, s.onsetDecided else { return .undecided }
+        let line = s.line
+        guard line.slope > 0.5 else { return .stays }
+        var edge = startFrame(s)
+        if let p = s.spectrumStart, p < Double(edge) { return .stays }
+        if let p = s.peakStart, p > Double(edge), p - Double(edge) <= 1 / hop { edge = Int(p.rounded(.down)) }
+        // The hits of the start's first seconds are attached once windows reaching 3 s past it
+        // are decided (the start from hits and the template's hits may still change before).
+        guard nextBlockEnd >= edge + 3 * Int(1 / hop), spectrum.latest >= edge + Int(ChangeEdge.template.1 / hop) else {
+            return .undecided
+        }
+        // The template rows must be the stretch heard clearly: hits there at the rate of a
+        // stretch that is not masked (a start put early by a chance hit has the audio before
+        // the stretch there).
+        let t0 = edge + Int(ChangeEdge.template.0 / hop), t1 = edge + Int(ChangeEdge.template.1 / hop)
+        let inTemplate = Scanner.distinct(s.head.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
+        guard Double(inTemplate) >= SpectrumEdge.maskedHitsPerSecond * Double(t1 - t0) * hop else { return .stays }
+        let overlap = Int(ChangeEdge.spliceOverlap / hop)
+        let others = (open + recentlyClosed).filter { o in
+            o.ref != s.ref && o.firstHitFrame < edge && o.lastHitFrame >= edge + overlap
+        }
+        if others.contains(where: { segment($0).confidence >= options.threshold }) { return .stays }
+        guard let change = ChangeEdge.start(ring: spectrum, edge: edge, hop: hop) else { return .stays }
+        // Not past the hits: where the reference's landmarks hit more than half a frame window
+        // before the change, the stretch plays there (its first notes differ from the rest).
+        let half = Double(index.configuration.frameLength / index.configuration.hopLength) / 2
+        guard change <= Double(edge) + half else { return .stays }
+        // After digital silence the onset stands unless the change lies more than half a window
+        // after it: the sound between is then other audio cut short by the stretch.
+        if let o = s.onset, change <= o + half { return .stays }
+        return .moves(change)
     }
 
     /// Whether segment `s` (of one reference) is shared material inside segment `o` (of
@@ -1186,6 +1305,7 @@ public final class Scanner {
         var s = s
         s.spectrumEnd = spectrumEnd(s)
         s.endAtSilence = silenceEnd(s)
+        s.changeEnd = changeEnd(s)
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)
@@ -1213,8 +1333,9 @@ public final class Scanner {
     ///   length (another repeat of the passage matched at a fade), or lies mostly (≥ 60 %)
     ///   inside one of another reference with four times its hits;
     /// - puts the boundary between consecutive segments that overlap (a crossfade, where both
-    ///   are audible) in the middle of the overlap. A gap between segments is kept as it is:
-    ///   a pause, a station id or other audio between two plays is not part of either.
+    ///   are audible) in the middle of the overlap, or at a butt splice where the second one
+    ///   starts (``boundary(_:_:)``). A gap between segments is kept as it is: a pause, a
+    ///   station id or other audio between two plays is not part of either.
     static func resolveOverlaps(_ segments: [Segment], threshold: Double,
                                 postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 }) -> [Segment] {
         /// Hits the first segment's play would have gathered over reference seconds `from…to`
@@ -1247,6 +1368,7 @@ public final class Scanner {
                 a.frequencySkew = (a.frequencySkew * Double(a.hits) + s.frequencySkew * Double(s.hits)) / total
                 a.end = max(a.end, s.end)
                 a.referenceEnd = s.referenceEnd
+                a.changeEnd = s.changeEnd
                 let together = Scanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start))
                 a.hits += s.hits
                 a.confidence = max(a.confidence, s.confidence, together)
@@ -1309,8 +1431,7 @@ public final class Scanner {
         guard all.count > 1 else { return all }
         for i in 1..<all.count {
             var a = all[i - 1], b = all[i]
-            if a.start < b.start && a.end < b.end && b.start < a.end {
-                let middle = (a.end + b.start) / 2
+            if a.start < b.start && a.end < b.end, let middle = Scanner.boundary(a, b) {
                 a.referenceEnd = a.referenceTime(at: middle)
                 a.end = middle
                 b.referenceStart = b.referenceTime(at: middle)
