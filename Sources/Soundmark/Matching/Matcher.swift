@@ -297,29 +297,43 @@ public final class Matcher {
     /// ``bestPerReference(_:)`` of ``runs(sorting:)`` of `keys`, without holding the runs (a
     /// large catalog's votes at one speed are millions of keys, and their runs twice their size).
     private func bestPerReference(sorting keys: inout [UInt64]) -> [Int: (offset: Int, count: Int)] {
-        let hashBits = Matcher.hashBits
-        radixSort(&keys, ignoringBitsBelow: Int(hashBits))
-        var best: [Int: (offset: Int, count: Int)] = [:]
-        // Each run (key, distinct hashes) is judged once the next is known: the runs one frame
-        // either side add to its aligned count, as in alignedTotal(_:_:).
-        var previous: (key: UInt64, count: Int) = (.max, 0)
-        var current: (key: UInt64, count: Int)? = nil
-        func judge(next: (key: UInt64, count: Int)?) {
+        radixSort(&keys, ignoringBitsBelow: Int(Matcher.hashBits))
+        var best = BestAlignments()
+        Matcher.forEachRun(ofSorted: &keys) { key, distinct in best.add(key, distinct) }
+        return best.finish()
+    }
+
+    /// The best alignment per reference over vote runs `(key, distinct hashes)` given in key
+    /// order: a run of at least 2 counts with the runs one frame either side (as
+    /// ``alignedTotal(_:_:)``), and the first run of the highest total wins. Each run is judged
+    /// once the next is known, so the runs need not be held.
+    private struct BestAlignments {
+        private var previous: (key: UInt64, count: Int) = (.max, 0)
+        private var current: (key: UInt64, count: Int)?
+        private var best: [Int: (offset: Int, count: Int)] = [:]
+
+        mutating func add(_ key: UInt64, _ count: Int) {
+            judge(next: (key, count))
+            if let c = current { previous = c }
+            current = (key, count)
+        }
+
+        /// Best (offset, aligned count) per reference of the runs added.
+        mutating func finish() -> [Int: (offset: Int, count: Int)] {
+            judge(next: nil)
+            current = nil
+            return best
+        }
+
+        private mutating func judge(next: (key: UInt64, count: Int)?) {
             guard let c = current, c.count >= 2 else { return }
             let before = previous.key == c.key &- 1 ? previous.count : 0
             let after = next.map { $0.key == c.key &+ 1 ? $0.count : 0 } ?? 0
             let total = before + c.count + after
-            let (ref, off) = decode(c.key)
+            let (ref, off) = Matcher.decode(c.key)
             if let b = best[ref], b.count >= total { return }
             best[ref] = (off, total)
         }
-        Matcher.forEachRun(ofSorted: &keys) { key, distinct in
-            judge(next: (key, distinct))
-            if let c = current { previous = c }
-            current = (key, distinct)
-        }
-        judge(next: nil)
-        return best
     }
 
     /// Calls `body` with each run of `keys` (sorted by their bits above the hash): the key
@@ -593,24 +607,19 @@ public final class Matcher {
     private func alignedCentre(_ runs: [(key: UInt64, count: Int32)], _ i: Int) -> Double {
         let n = neighbours(runs, i)
         let sum = Double(n.before + Int(runs[i].count) + n.after)
-        return Double(decode(runs[i].key).offset) + Double(n.after - n.before) / sum
+        return Double(Matcher.decode(runs[i].key).offset) + Double(n.after - n.before) / sum
     }
 
     /// (reference index, offset in frames) of a vote key.
-    private func decode(_ key: UInt64) -> (reference: Int, offset: Int) {
+    private static func decode(_ key: UInt64) -> (reference: Int, offset: Int) {
         (Int(key >> Matcher.offsetBits), Int(key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias)
     }
 
     /// Best (offset, aligned count) per reference from sorted vote runs, summing ±1 frame.
     private func bestPerReference(_ runs: [(key: UInt64, count: Int32)]) -> [Int: (offset: Int, count: Int)] {
-        var best: [Int: (offset: Int, count: Int)] = [:]
-        for i in runs.indices where runs[i].count >= 2 {
-            let total = alignedTotal(runs, i)
-            let (ref, off) = decode(runs[i].key)
-            if let b = best[ref], b.count >= total { continue }
-            best[ref] = (off, total)
-        }
-        return best
+        var best = BestAlignments()
+        for r in runs { best.add(r.key, Int(r.count)) }
+        return best.finish()
     }
 
     /// Matches a query signature against the catalog.
@@ -838,7 +847,7 @@ public final class Matcher {
             let expected = Int((candidate.offsetFrames + shift).rounded())
             var framingBest = 0, centre = 0.0
             for i in runs.indices {
-                let off = decode(runs[i].key).offset
+                let off = Matcher.decode(runs[i].key).offset
                 guard abs(off - expected) <= 1 else { continue }
                 let total = alignedTotal(runs, i)
                 if total > framingBest { framingBest = total; centre = alignedCentre(runs, i) - shift }
@@ -861,7 +870,7 @@ public final class Matcher {
         let apart = Int((1 / index.configuration.hopDuration).rounded())
         var best = 0
         for i in runs.indices {
-            let off = decode(runs[i].key).offset
+            let off = Matcher.decode(runs[i].key).offset
             guard taken.allSatisfy({ abs(off - $0) > apart }) else { continue }
             best = max(best, alignedTotal(runs, i))
         }
@@ -958,7 +967,7 @@ public final class Matcher {
         var best: (offset: Int, count: Int)?
         for i in runs.indices where runs[i].count >= 2 {
             let total = alignedTotal(runs, i)
-            let off = decode(runs[i].key).offset
+            let off = Matcher.decode(runs[i].key).offset
             guard total >= atLeast, taken.allSatisfy({ abs(off - $0) > apart }) else { continue }
             if let b = best, b.count >= total { continue }
             best = (off, total)

@@ -84,6 +84,14 @@ enum ChangeEdge {
         return saa > 0 && sbb > 0 ? sab / (saa * sbb).squareRoot() : 0
     }
 
+    /// Prefix sums of `scores` and of their squares (`n + 1` values each, the first 0), so the
+    /// sum of squares about the mean of any stretch costs O(1).
+    private static func sums(_ scores: [Double]) -> (prefix: [Double], squares: [Double]) {
+        var prefix = [Double](repeating: 0, count: scores.count + 1), squares = prefix
+        for (i, x) in scores.enumerated() { prefix[i + 1] = prefix[i] + x; squares[i + 1] = squares[i] + x * x }
+        return (prefix, squares)
+    }
+
     /// The least-squares change point in the mean of `scores`: the index `k` (2 ≤ k ≤ n − 2) that
     /// splits them into a lower mean before and a higher one from `k` on with the least sum of
     /// squares, the share of the variance explained and the difference of the means. `nil`
@@ -91,8 +99,7 @@ enum ChangeEdge {
     static func step(_ scores: [Double]) -> (index: Int, fit: Double, step: Double)? {
         let n = scores.count
         guard n >= 4 else { return nil }
-        var prefix = [Double](repeating: 0, count: n + 1), squares = [Double](repeating: 0, count: n + 1)
-        for i in 0..<n { prefix[i + 1] = prefix[i] + scores[i]; squares[i + 1] = squares[i] + scores[i] * scores[i] }
+        let (prefix, squares) = sums(scores)
         func sse(_ lo: Int, _ hi: Int) -> Double {
             let m = Double(hi - lo), s = prefix[hi] - prefix[lo]
             return squares[hi] - squares[lo] - s * s / m
@@ -169,8 +176,7 @@ enum ChangeEdge {
     static func step(_ scores: [Double], after: Double) -> (index: Int, fit: Double, step: Double)? {
         let n = scores.count
         guard n >= 4 else { return nil }
-        var prefix = [Double](repeating: 0, count: n + 1), squares = [Double](repeating: 0, count: n + 1)
-        for i in 0..<n { prefix[i + 1] = prefix[i] + scores[i]; squares[i + 1] = squares[i] + scores[i] * scores[i] }
+        let (prefix, squares) = sums(scores)
         let total = squares[n] - prefix[n] * prefix[n] / Double(n)
         var best: (index: Int, sse: Double, step: Double)?
         for k in 2...(n - 2) {
