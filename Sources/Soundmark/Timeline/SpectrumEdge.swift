@@ -24,14 +24,81 @@ public struct SpectrumRing: Sendable {
         frames = [Int](repeating: -1, count: SpectrumRing.capacity)
     }
 
-    /// Row `power` (linear power, see ``Spectrogram``) quantised to levels.
+    /// Row `power` (linear power, see ``Spectrogram``) quantised to levels: level
+    /// `round(2 · (10 · log10(max(p, 1e-13)) + 120))` clamped to 0…255 (half-dB steps from
+    /// −120 dB), computed in Float.
+    ///
+    /// The level is found from `p`'s bit pattern instead of a logarithm (the scan quantises
+    /// every row of the recording: 31,000 logarithms per second of audio): positive floats
+    /// order as their bit patterns do and the level never decreases with `p` (checked over
+    /// every float from 1e-16 to 1e6), so it is the number of ``levelThresholds`` at or below
+    /// `p`. A table indexed by the exponent and the top 4 bits of the mantissa (a cell spans at
+    /// most a factor 17/16 of power, 0.26 dB, less than a level's 0.5 dB: it holds at most one
+    /// threshold; with 3 bits the first cell of each octave spans 0.51 dB and could hold two)
+    /// gives the level at the cell's start, and one comparison with the next threshold
+    /// finishes it: the same levels as the formula.
     public static func quantise(_ power: UnsafeBufferPointer<Float>) -> [UInt8] {
-        power.map { p in
-            // In Float: the scan's decoding thread quantises every row of the recording.
-            let db = 10 * log10f(max(p, 1e-13))
-            return UInt8(max(0, min(255, ((db + 120) * 2).rounded())))
+        [UInt8](unsafeUninitializedCapacity: power.count) { out, written in
+            quantise(power, into: out)
+            written = power.count
         }
     }
+
+    /// ``quantise(_:)`` of `power` written into `out` (at least `power.count` values).
+    public static func quantise(_ power: UnsafeBufferPointer<Float>, into out: UnsafeMutableBufferPointer<UInt8>) {
+        let table = levelTable
+        levelThresholds.withUnsafeBufferPointer { thresholds in
+            table.withUnsafeBufferPointer { cells in
+                for i in 0..<power.count {
+                    let p = power[i]
+                    // Zero, negative and non-finite values (never from a spectrogram) take the formula.
+                    guard p > 0, p.isFinite else { out[i] = level(p); continue }
+                    let bits = p.bitPattern
+                    let low = cells[Int(bits >> cellShift)]
+                    out[i] = bits >= thresholds[Int(low) + 1] ? low + 1 : low
+                }
+            }
+        }
+    }
+
+    /// The level of `p` by the formula of ``quantise(_:)``.
+    static func level(_ p: Float) -> UInt8 {
+        let db = 10 * log10f(max(p, 1e-13))
+        return UInt8(max(0, min(255, ((db + 120) * 2).rounded())))
+    }
+
+    /// Bits of a float below the table's cell: 19 (8 exponent and 4 mantissa bits index it).
+    private static let cellShift: UInt32 = 19
+
+    /// `levelThresholds[l]` (l = 1…255): the bit pattern of the smallest positive float whose
+    /// ``level(_:)`` is at least `l`; `[0]` is 0 and `[256]` above every float's pattern.
+    static let levelThresholds: [UInt32] = {
+        var thresholds = [UInt32](repeating: 0, count: 257)
+        thresholds[256] = .max
+        for l in 1...255 {
+            // Smallest pattern of a positive finite float with level ≥ l (the level is monotone).
+            var lo: UInt32 = 1, hi = Float.greatestFiniteMagnitude.bitPattern
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2
+                if level(Float(bitPattern: mid)) >= UInt8(l) { hi = mid } else { lo = mid + 1 }
+            }
+            thresholds[l] = lo
+        }
+        return thresholds
+    }()
+
+    /// The level of the smallest positive float of each cell (patterns `c << cellShift` on).
+    private static let levelTable: [UInt8] = {
+        let thresholds = levelThresholds
+        return (0 ..< (1 << (32 - Int(cellShift)))).map { c -> UInt8 in
+            let bits = UInt32(c) << cellShift
+            // Cells of negative floats and of infinities and NaNs are never read.
+            guard bits < Float.infinity.bitPattern else { return 255 }
+            var l = 0
+            while l < 255 && thresholds[l + 1] <= max(bits, 1) { l += 1 }
+            return UInt8(l)
+        }
+    }()
 
     /// Stores the levels of frame `frame` (from ``quantise(_:)``; frames in ascending order).
     /// Rows of another width are ignored.

@@ -211,6 +211,30 @@ final class SpectrumEdgeTests: XCTestCase {
         XCTAssertEqual(a.end, b.end, accuracy: 0.02)
     }
 
+    /// The levels read from a float's bit pattern (a table and one threshold) are those of the
+    /// formula, `round(2 · (10 · log10(max(p, 1e-13)) + 120))` clamped to 0…255: at every
+    /// level's threshold and the patterns on either side of it, over floats from 1e-15 to 1e3
+    /// (every 251st pattern), and at zero, negative, tiny, huge and non-finite values.
+    func testQuantisedLevelsAreTheFormulas() {
+        var values: [Float] = [0, -0, -1, Float(bitPattern: 1), Float(bitPattern: 0x0001_0000), 1e-13, 1e30, .greatestFiniteMagnitude, .infinity, -.infinity, .nan]
+        for t in SpectrumRing.levelThresholds[1...255] {
+            for d in -2...2 { values.append(Float(bitPattern: UInt32(Int64(t) + Int64(d)))) }
+        }
+        var bits = Float(1e-15).bitPattern
+        while bits < Float(1e3).bitPattern { values.append(Float(bitPattern: bits)); bits += 251 }
+        let levels = values.withUnsafeBufferPointer { SpectrumRing.quantise($0) }
+        var wrong: [String] = []
+        for (p, level) in zip(values, levels) where level != SpectrumRing.level(p) {
+            wrong.append("\(p) (\(String(p.bitPattern, radix: 16))): \(level), formula \(SpectrumRing.level(p))")
+        }
+        XCTAssertEqual(wrong.count, 0, wrong.prefix(8).joined(separator: "; "))
+        XCTAssertEqual(SpectrumRing.level(1), 240)
+        XCTAssertEqual(levels.count, values.count)
+        // Every level from 1 to 255 has a threshold, in ascending order.
+        XCTAssertEqual(SpectrumRing.levelThresholds[1...255].sorted(), Array(SpectrumRing.levelThresholds[1...255]))
+        XCTAssertEqual(Set(SpectrumRing.levelThresholds[1...255]).count, 255)
+    }
+
     /// Levels are half decibels from -120 dB: a full-scale sine's power (1.0) is 0 dB, level 240;
     /// silence is level 0, -60 dB level 120. The ring keeps the last 2048 frames.
     func testSpectrumRingLevels() {
