@@ -41,9 +41,11 @@ public final class PeakPicker {
     private let binRadius: Int
     private let floor: Float
     private let lowBin: Int
-    /// Ring of the last 2·radius+1 rows: raw dB and row-wise running maxima.
-    private var raw: [[Float]]
-    private var rowMax: [[Float]]
+    /// Ring of the last 2·radius+1 rows (`slots`), row after row: raw power and row-wise
+    /// running maxima (`width` values per row).
+    private let slots: Int
+    private var raw: [Float]
+    private var rowMax: [Float]
     private var rowFrame: [Int]
     private var newest = -1          // frame index of the newest row stored
     private var decided = 0          // next frame to decide
@@ -57,8 +59,8 @@ public final class PeakPicker {
         binRadius = configuration.peakBinRadius
         floor = Float(pow(10, configuration.peakFloor / 10))
         lowBin = configuration.minBin
-        let slots = 2 * radius + 1
-        raw = Array(repeating: [Float](repeating: -.infinity, count: width), count: slots)
+        slots = 2 * radius + 1
+        raw = [Float](repeating: -.infinity, count: slots * width)
         rowMax = raw
         rowFrame = Array(repeating: -1, count: slots)
         let paddedCount = width + 2 * binRadius
@@ -71,9 +73,9 @@ public final class PeakPicker {
     /// that became decidable, in frame order and, within a frame, in bin order.
     public func consume(frame: Int, row: UnsafeBufferPointer<Float>, emit: (Peak) -> Void) {
         precondition(frame == newest + 1, "rows must arrive in order")
-        let slot = frame % raw.count
-        raw[slot].withUnsafeMutableBufferPointer { dst in
-            for i in 0..<width { dst[i] = row[i] }
+        let slot = frame % slots
+        raw.withUnsafeMutableBufferPointer { dst in
+            for i in 0..<width { dst[slot * width + i] = row[i] }
         }
         computeRowMax(slot: slot)
         rowFrame[slot] = frame
@@ -96,7 +98,8 @@ public final class PeakPicker {
     private func computeRowMax(slot: Int) {
         let w = 2 * binRadius + 1
         let n = padded.count
-        raw[slot].withUnsafeBufferPointer { src in
+        raw.withUnsafeBufferPointer { rows in
+            let src = rows.baseAddress! + slot * width
             padded.withUnsafeMutableBufferPointer { p in
                 g.withUnsafeMutableBufferPointer { g in
                     h.withUnsafeMutableBufferPointer { h in
@@ -112,7 +115,8 @@ public final class PeakPicker {
                             while k >= i { h[k] = max(h[k + 1], p[k]); k -= 1 }
                             i = end
                         }
-                        rowMax[slot].withUnsafeMutableBufferPointer { out in
+                        rowMax.withUnsafeMutableBufferPointer { maxima in
+                            let out = maxima.baseAddress! + slot * width
                             for b in 0..<width {
                                 // window [b, b + w - 1] in padded coordinates
                                 let right = min(b + w - 1, n - 1)
@@ -126,8 +130,19 @@ public final class PeakPicker {
     }
 
     private func decide(frame: Int, emit: (Peak) -> Void) {
-        let slot = frame % raw.count
-        let values = raw[slot], maxima = rowMax[slot]
+        let slot = frame % slots
+        raw.withUnsafeBufferPointer { rows in
+            rowMax.withUnsafeBufferPointer { maxRows in
+                decide(frame: frame, values: rows.baseAddress! + slot * width, maxima: maxRows.baseAddress! + slot * width,
+                       maxRows: maxRows.baseAddress!, emit: emit)
+            }
+        }
+    }
+
+    /// Emits the peaks of frame `frame`, whose raw row and running maxima are `values` and
+    /// `maxima` (`maxRows`: the running maxima of every slot).
+    private func decide(frame: Int, values: UnsafePointer<Float>, maxima: UnsafePointer<Float>, maxRows: UnsafePointer<Float>,
+                        emit: (Peak) -> Void) {
         for b in 0..<width {
             let v = values[b]
             guard v >= floor, v == maxima[b] else { continue }
@@ -139,14 +154,14 @@ public final class PeakPicker {
             // Strict in time towards earlier frames, non-strict towards later ones.
             for dt in 1...max(radius, 1) where radius > 0 {
                 let before = frame - dt
-                if before >= 0 && before > newest - raw.count {
-                    let s = before % raw.count
-                    if rowFrame[s] == before && rowMax[s][b] >= v { ok = false; break }
+                if before >= 0 && before > newest - slots {
+                    let s = before % slots
+                    if rowFrame[s] == before && maxRows[s * width + b] >= v { ok = false; break }
                 }
                 let after = frame + dt
                 if after <= newest {
-                    let s = after % raw.count
-                    if rowMax[s][b] > v { ok = false; break }
+                    let s = after % slots
+                    if maxRows[s * width + b] > v { ok = false; break }
                 }
             }
             if !ok { continue }
