@@ -144,6 +144,22 @@ public final class Scanner {
     /// ``ScanOptions/minWindowHits`` still starts where its first hit is.
     private var history: [LandmarkHasher.Prepared] = []
     private let historyFrames: Int
+    /// Landmarks appended to ``window`` and ``history`` so far; the sequence number of
+    /// `window[i]` is `windowFirst + i`, of `history[i]` `historyFirst + i`.
+    private var appended = 0
+    private var windowFirst = 0, historyFirst = 0
+    /// Each reference's postings that the history's landmarks look up at a speed candidate
+    /// (see ``RunCache``), keyed by `ref << 6 | candidate`; `nil` once landmarks came out of
+    /// order (then ``exactHits(ref:candidate:around:slope:inHistory:)`` looks every one up).
+    private var runCaches: [Int: RunCache]? = [:]
+
+    /// Whether lookups of a landmark in a reference's postings are kept for the windows that
+    /// follow (``RunCache``; default `true`); `false` looks every landmark up again in each
+    /// window, which gives the same hits. Set before the first landmark.
+    var reusesLookups: Bool {
+        get { runCaches != nil }
+        set { runCaches = newValue ? (runCaches ?? [:]) : nil }
+    }
     /// Frame just past the last landmark or clock advance seen: the recording's end so far.
     private var clockFrame = 0
     /// Ring of the recording's landmark counts per 16 frames (see ``landmarkCount(at:)``).
@@ -184,7 +200,10 @@ public final class Scanner {
         blocksPerWindow = max(1, Int((options.windowSeconds / options.hopSeconds).rounded()))
         nextBlockEnd = hopFrames
         historyFrames = Int(((options.windowSeconds + 8) / hop).rounded())
-        table = VoteTable(capacity: 1 << 16)
+        // One hop's votes: a few thousand keys on the benchmark's mixes (the table grows when a
+        // hop holds more). 2^14 slots stay in the processor's cache where 2^16 (768 KB) did not;
+        // the keys drain in the order they were first voted for, whatever the capacity.
+        table = VoteTable(capacity: 1 << 14)
         spectrum = SpectrumRing(width: index.configuration.maxBin - index.configuration.minBin + 1)
         logShifts = options.candidates.map { LandmarkHasher(configuration: index.configuration).logShift(frequencyScale: $0.frequencyScale) }
     }
@@ -216,6 +235,7 @@ public final class Scanner {
         guard let p = hasher.prepare(l) else { return }
         window.append(p)
         history.append(p)
+        appended += 1
         vote(p)
     }
 
@@ -274,21 +294,27 @@ public final class Scanner {
 
     private func vote(_ l: LandmarkHasher.Prepared) {
         if options.voteSubsample > 1 && Int(l.ratioStep) % options.voteSubsample != 0 { return }
-        let start = index.postings.start
+        let postings = index.postings
         let referenceCount = UInt64(index.references.count)
         let stride = max(1, options.coarseStride)
-        for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
-            let c = options.candidates[ci]
-            guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: logShifts[ci]) else { continue }
-            let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-            if hi - lo > options.maxBucket || hi == lo { continue }
-            let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
-            index.postings.withPostings(lo..<hi) { entries in
-                for entry in entries {
-                    let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
-                    // (A posting of no reference can only come from a damaged index file.)
-                    guard off >= 0, entry >> 32 < referenceCount else { continue }
-                    table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
+        // The table is moved out of the object while it counts (no exclusivity check per vote).
+        var table = self.table
+        self.table = VoteTable.empty
+        defer { self.table = table }
+        postings.start.withUnsafeBufferPointer { start in
+            for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
+                let c = options.candidates[ci]
+                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: logShifts[ci]) else { continue }
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if hi - lo > options.maxBucket || hi == lo { continue }
+                let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+                postings.withPostings(lo..<hi) { entries in
+                    for entry in entries {
+                        let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
+                        // (A posting of no reference can only come from a damaged index file.)
+                        guard off >= 0, entry >> 32 < referenceCount else { continue }
+                        table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
+                    }
                 }
             }
         }
@@ -299,10 +325,12 @@ public final class Scanner {
         if blockVotes.count > blocksPerWindow { blockVotes.removeFirst() }
         let windowEnd = nextBlockEnd
         let windowStart = windowEnd - blocksPerWindow * hopFrames
-        window.removeAll { Int($0.anchorFrame) < windowStart }
+        windowFirst += Scanner.removeLandmarks(before: windowStart, from: &window, inOrder: &runCaches)
         if let first = history.first, Int(first.anchorFrame) < windowEnd - historyFrames - hopFrames {
-            history.removeAll { Int($0.anchorFrame) < windowEnd - historyFrames }
+            historyFirst += Scanner.removeLandmarks(before: windowEnd - historyFrames, from: &history, inOrder: &runCaches)
         }
+        // Caches of references no window looked up since the last one are dropped.
+        if runCaches != nil { runCaches = runCaches!.filter { $0.value.lastUsed >= windowEnd - hopFrames } }
         detect(windowStart: windowStart, windowEnd: windowEnd)
         for i in open.indices {
             if !open[i].peakStartDecided {
@@ -330,12 +358,24 @@ public final class Scanner {
     }
 
     private func detect(windowStart: Int, windowEnd: Int) {
-        var sums: [UInt64: Int32] = [:]
-        for block in blockVotes { for v in block { sums[v.key, default: 0] += v.count } }
+        // The window's votes per key, summed over its hops: sorted by key, so the neighbouring
+        // offset bins of a key (key ± 1) are next to it.
+        var votes: [(key: UInt64, count: Int32)] = []
+        votes.reserveCapacity(blockVotes.reduce(0) { $0 + $1.count })
+        for block in blockVotes { votes.append(contentsOf: block) }
+        votes.sort { $0.key < $1.key }
+        var sums: [(key: UInt64, count: Int32)] = []
+        sums.reserveCapacity(votes.count)
+        for v in votes {
+            if let last = sums.last, last.key == v.key { sums[sums.count - 1].count += v.count } else { sums.append(v) }
+        }
         // Best (candidate, offset bin) per reference, counting neighbouring offset bins.
         var best: [UInt64: (key: UInt64, count: Int32)] = [:]
-        for (k, n) in sums {
-            let total = n + (sums[k &- 1] ?? 0) + (sums[k &+ 1] ?? 0)
+        for i in sums.indices {
+            let (k, n) = sums[i]
+            let below = i > 0 && sums[i - 1].key == k &- 1 ? sums[i - 1].count : 0
+            let above = i + 1 < sums.count && sums[i + 1].key == k &+ 1 ? sums[i + 1].count : 0
+            let total = n + below + above
             guard total >= Int32(max(3, options.minWindowHits / max(1, options.voteSubsample))) else { continue }
             let ref = decodeKey(k).ref
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
@@ -391,47 +431,135 @@ public final class Scanner {
         var end: Int32
     }
 
-    /// Hits of `landmarks` (default: the window's) on reference `ref` near `offset` (reference
-    /// frame − `slope` · recording frame, ±6 frames; `slope` defaults to the time scale of
-    /// speed candidate `ci`), hashed at candidate `ci`.
+    /// Hits of the window's landmarks (with `inHistory`, the history's) on reference `ref` near
+    /// `offset` (reference frame − `slope` · recording frame, ±6 frames; `slope` defaults to the
+    /// time scale of speed candidate `ci`), hashed at candidate `ci`.
     ///
     /// A landmark's frame difference is looked up as it is and, when that finds nothing, one
     /// frame shorter and longer (``ScanOptions/deltaTolerance``): peaks lie between frames, and
     /// a recording whose frame grid falls half a hop off the reference's rounds about half of
     /// its frame differences the other way. Without this the hits of the same audio vary
     /// 2.5-fold with where the recording was cut.
+    ///
+    /// The postings a landmark finds in `ref`'s runs depend on the candidate only, not on the
+    /// offset or slope, and consecutive windows share three quarters of their landmarks; they
+    /// are looked up once per landmark, reference and candidate (``RunCache``) and only the
+    /// offset test runs per call: the hits are those of looking every landmark up each time.
     private func exactHits(ref: Int, candidate ci: Int, around offset: Int, slope: Double? = nil,
-                           in landmarks: [LandmarkHasher.Prepared]? = nil) -> [Hit] {
-        let start = index.postings.start
-        let c = options.candidates[ci], shift = logShifts[ci]
-        let tolerance = max(0, options.deltaTolerance)
+                           inHistory: Bool = false) -> [Hit] {
+        let landmarks = inHistory ? history : window
+        let first = inHistory ? historyFirst : windowFirst
+        let c = options.candidates[ci]
+        let variants = 2 * max(0, options.deltaTolerance) + 1
+        let key = ref << 6 | ci
+        var cache: RunCache
+        if let cached = runCaches?[key], cached.firstSeq <= first, cached.firstSeq + cached.count(variants: variants) >= first {
+            cache = cached
+            runCaches![key] = nil   // (modified below without a copy)
+        } else {
+            cache = RunCache(firstSeq: first)
+        }
+        cache.trim(before: historyFirst, variants: variants)
+        while cache.count(variants: variants) < first + landmarks.count - cache.firstSeq {
+            lookUp(landmarks[cache.firstSeq + cache.count(variants: variants) - first], ref: ref, candidate: ci, into: &cache)
+        }
         var hits: [Hit] = []
-        do {
-            for l in landmarks ?? window {
-                let q = Int((Double(l.anchorFrame) * (slope ?? c.timeScale)).rounded())
-                let end = l.anchorFrame + Int32(l.deltaFrames)
-                variants: for k in 0...(2 * tolerance) {
-                    var v = l
-                    v.deltaFrames += Int16(k == 0 ? 0 : (k % 2 == 1 ? -(k + 1) / 2 : k / 2))
-                    guard let h = hasher.hash(v, timeScale: c.timeScale, logShift: shift) else { continue }
-                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                    if hi - lo > options.maxBucket || hi == lo { continue }
-                    let found = index.postings.withPostings(index.postings.run(of: ref, in: lo..<hi)) { entries in
+        let base = (first - cache.firstSeq) * variants
+        cache.frames.withUnsafeBufferPointer { frames in
+            cache.ends.withUnsafeBufferPointer { ends in
+                for (i, l) in landmarks.enumerated() {
+                    let q = Int((Double(l.anchorFrame) * (slope ?? c.timeScale)).rounded())
+                    let end = l.anchorFrame + Int32(l.deltaFrames)
+                    for k in 0..<variants {
+                        let slot = base + i * variants + k
+                        let lo = (slot == 0 ? cache.dropped : ends[slot - 1]) - cache.dropped, hi = ends[slot] - cache.dropped
                         var found = false
-                        for e in entries.indices {
-                            let f = Int(entries[e] & 0xFFFF_FFFF)
+                        for e in lo..<hi {
+                            let f = Int(frames[e])
                             if abs(f - q - offset) <= 6 {
                                 hits.append(Hit(x: l.anchorFrame, y: Int32(truncatingIfNeeded: f), end: end))
                                 found = true
                             }
                         }
-                        return found
+                        if found { break }
                     }
-                    if found { break variants }
                 }
             }
         }
+        cache.lastUsed = nextBlockEnd
+        if runCaches != nil { runCaches![key] = cache }
         return hits
+    }
+
+    /// The anchor frames of reference `ref`'s postings that landmark `l` finds at speed
+    /// candidate `ci` with each frame-difference variant (as it is, then one frame shorter and
+    /// longer: see ``exactHits(ref:candidate:around:slope:inHistory:)``), appended to `cache`.
+    /// A variant with no hash, or whose bucket is empty or skipped (``ScanOptions/maxBucket``),
+    /// finds none.
+    private func lookUp(_ l: LandmarkHasher.Prepared, ref: Int, candidate ci: Int, into cache: inout RunCache) {
+        let start = index.postings.start
+        let c = options.candidates[ci], shift = logShifts[ci]
+        let tolerance = max(0, options.deltaTolerance)
+        for k in 0...(2 * tolerance) {
+            var v = l
+            v.deltaFrames += Int16(k == 0 ? 0 : (k % 2 == 1 ? -(k + 1) / 2 : k / 2))
+            if let h = hasher.hash(v, timeScale: c.timeScale, logShift: shift) {
+                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                if hi - lo <= options.maxBucket && hi > lo {
+                    index.postings.withPostings(index.postings.run(of: ref, in: lo..<hi)) { entries in
+                        for e in entries { cache.frames.append(UInt32(truncatingIfNeeded: e)) }
+                    }
+                }
+            }
+            cache.ends.append(cache.dropped + cache.frames.count)
+        }
+    }
+
+    /// What landmarks of the history find in one reference's postings at one speed candidate:
+    /// for consecutive landmarks (from sequence number `firstSeq`) and each frame-difference
+    /// variant, the anchor frames of the reference's postings of that hash.
+    private struct RunCache {
+        /// Sequence number of the first landmark covered.
+        var firstSeq: Int
+        /// Per landmark and variant, the end of its frames in ``frames`` plus ``dropped``.
+        var ends: [Int] = []
+        var frames: [UInt32] = []
+        /// Frames dropped from the front of ``frames`` with the landmarks that left the history.
+        var dropped = 0
+        /// ``Scanner/nextBlockEnd`` when last used.
+        var lastUsed = 0
+
+        init(firstSeq: Int) { self.firstSeq = firstSeq }
+
+        /// Landmarks covered.
+        func count(variants: Int) -> Int { ends.count / variants }
+
+        /// Drops the landmarks before sequence number `seq` once they are half of those covered.
+        mutating func trim(before seq: Int, variants: Int) {
+            let cut = min(seq - firstSeq, count(variants: variants))
+            guard cut > 0, 2 * cut >= count(variants: variants) else { return }
+            let end = ends[cut * variants - 1]
+            frames.removeFirst(end - dropped)
+            dropped = end
+            ends.removeFirst(cut * variants)
+            firstSeq += cut
+        }
+    }
+
+    /// Removes the landmarks anchored before `frame` from `landmarks` and returns how many of
+    /// them lead it (the count to add to its first sequence number). When some lie after a
+    /// later landmark (landmarks fed out of order) the sequence numbers no longer hold:
+    /// `caches` becomes `nil` for the rest of the scan.
+    private static func removeLandmarks(before frame: Int, from landmarks: inout [LandmarkHasher.Prepared],
+                                        inOrder caches: inout [Int: RunCache]?) -> Int {
+        let cut = landmarks.firstIndex { Int($0.anchorFrame) >= frame } ?? landmarks.count
+        if landmarks[cut...].contains(where: { Int($0.anchorFrame) < frame }) {
+            caches = nil
+            landmarks.removeAll { Int($0.anchorFrame) < frame }
+            return cut
+        }
+        landmarks.removeFirst(cut)
+        return cut
     }
 
     // MARK: segments
@@ -537,7 +665,7 @@ public final class Scanner {
         } else {
             // A new line: trace it back through the landmark history, so that it starts at its
             // first hit even when the window that found it began later.
-            let traced = exactHits(ref: ref, candidate: ci, around: Int(median.rounded()), slope: scale, in: history)
+            let traced = exactHits(ref: ref, candidate: ci, around: Int(median.rounded()), slope: scale, inHistory: true)
                 .filter { abs(Double($0.y) - scale * Double($0.x) - median) <= 2.5 }
                 .sorted { ($0.x, $0.end) < ($1.x, $1.end) }
             var all = traced.count >= good.count ? traced : good
@@ -1456,6 +1584,15 @@ struct VoteTable {
         counts = [Int32](repeating: 0, count: capacity)
         mask = capacity - 1
     }
+
+    private init() {
+        keys = []
+        counts = []
+        mask = 0
+    }
+
+    /// A table that holds nothing and allocates nothing (a placeholder; never add to it).
+    static let empty = VoteTable()
 
     mutating func add(_ key: UInt64) {
         if used.count * 2 > keys.count { grow() }
