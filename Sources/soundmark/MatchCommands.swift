@@ -250,13 +250,17 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
-    // Decoding and fingerprinting run on their own thread, a few chunks ahead of the matching
-    // on this one (the same landmarks in the same order: the result does not change).
+    // Decoding runs on a thread of its own, fingerprinting on another, each a few chunks ahead
+    // of the next stage, and matching on this one: three stages in a pipeline (the same
+    // landmarks in the same order: the result does not change). Decoding alone costs about what
+    // FFmpeg's own decode-only command does, so the scan's wall time follows it when the other
+    // two keep up.
+    let decoded = ChunkPipe<AudioChunk> { try decoder.nextChunk() }
     var ended = false
     let chunks = ChunkPipe<FingerprintedChunk> {
         guard !ended else { return nil }
         var landmarks: [Landmark] = []
-        guard let chunk = try decoder.nextChunk() else {
+        guard let chunk = try decoded.next() else {
             ended = true
             generator.finish { landmarks.append($0) }
             return FingerprintedChunk(samples: nil, landmarks: landmarks)
@@ -267,22 +271,16 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
         }
         return FingerprintedChunk(samples: chunk.samples, landmarks: landmarks, rows: rows)
     }
-    var analysed = 0.0
+    var budget = ResidentIndexBudget(index: index.postings, sampleRate: index.configuration.sampleRate)
     while let chunk = try chunks.next() {
         for row in chunk.rows { scanner.consumeSpectrum(frame: row.frame, levels: row.levels) }
         scanner.consume(chunk.landmarks)
         guard let samples = chunk.samples else { continue }
         samples.withUnsafeBufferPointer { onSamples?($0) }
         onAudio?(samples)
-        analysed += Double(samples.count)
-        // Let the index pages read so far leave the resident set every minute of audio: scan
-        // memory stays bounded whatever the catalog's size (they stay in the page cache; the
-        // kernel maps 64 KB around each page a lookup touches, so 10 minutes mapped most of a
-        // 32-hour catalog's index: 164 MB peak; re-mapping them costs next to nothing).
-        if analysed >= 60 * Double(index.configuration.sampleRate) {
-            analysed = 0
-            index.postings.releaseResidentPages()
-        }
+        // The index pages read so far leave the resident set when they pile up: scan memory
+        // stays bounded whatever the catalog's size (see ResidentIndexBudget).
+        budget.check(samples.count)
     }
     // Times are on the media's playback time line (see MediaDecoder); so is the duration.
     // Segments end with the audio (the samples analysed, silence for a late start included).
@@ -496,7 +494,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
     stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
-    Each recording is decoded and fingerprinted on one thread and matched on another. Several recordings are scanned
+    Each recording is decoded on one thread, fingerprinted on another and matched on a third. Several recordings are scanned
     --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one
     object per line); a recording that fails is reported and the others go on (exit 1 when some failed or
     nothing was found anywhere, 2 when all failed).
