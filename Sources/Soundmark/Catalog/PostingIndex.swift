@@ -254,28 +254,71 @@ public struct PostingIndex: Sendable {
         return keys.map { Posting(hash: UInt32(truncatingIfNeeded: $0), frame: UInt32($0 >> 32)) }
     }
 
-    /// Reference `reference`'s postings as `hash << 32 | frame`, grouped by hash (frames of one
-    /// hash in no particular order), read from a mapped index's per-reference sections (O(the
+    /// Reference `reference`'s postings as `hash << 32 | frame`, ordered by hash, then frame, read from a mapped index's per-reference sections (O(the
     /// reference's postings), whatever the catalog's size; the pages read leave the process's
     /// resident set again); `nil` for an index built in memory or a reference out of range.
     /// Matching looks one reference's postings up here instead of in the buckets: the buckets of
     /// a large catalog span hundreds of megabytes, and every page a lookup touches (with the
     /// kernel's fault-around, 64 KB of them) stays resident.
     public func postingsByHash(of reference: Int) -> [UInt64]? {
+        hashDirectory(of: reference)?.keys
+    }
+
+    /// ``postingsByHash(of:)`` of `reference` (then ordered by hash, then frame) with a
+    /// directory over it: the hashes are cut into `cellStart.count - 1` cells (a power of two, at
+    /// least an eighth of the reference's posting count) by their bits above `shift`, and the keys of cell `c`
+    /// are `keys[cellStart[c] ..< cellStart[c + 1]]`. One counting sort by cell (the keys arrive
+    /// by frame, so each cell's keys are ordered by frame already and are sorted by hash in
+    /// place, about 8 keys a cell), instead of a radix sort of every key and a hash table over
+    /// the result: a lookup reads one directory entry and the few keys of its cell.
+    /// `nil` as for ``postingsByHash(of:)``.
+    func hashDirectory(of reference: Int) -> (keys: [UInt64], cellStart: [UInt32], shift: Int)? {
         guard let frameStart, let frames, let referenceHashes, reference >= 0, reference < referenceCount else { return nil }
         let range = Int(frameStart[reference]) ..< Int(frameStart[reference + 1])
-        var keys = [UInt64](unsafeUninitializedCapacity: range.count) { out, written in
-            frames.withUnsafeBufferPointer { f in
-                referenceHashes.withUnsafeBufferPointer { h in
-                    for (i, p) in range.enumerated() { out[i] = UInt64(h[p]) << 32 | UInt64(f[p]) }
+        let n = range.count
+        let hashBits = max(1, Int.bitWidth - max(0, start.count - 2).leadingZeroBitCount)
+        // About 8 keys a cell: the directory stays small enough to be counted into in cache.
+        let cellBits = min(hashBits, max(4, Int.bitWidth - max(0, n / 8 - 1).leadingZeroBitCount))
+        let shift = hashBits - cellBits, cells = 1 << cellBits
+        var cellStart = [UInt32](repeating: 0, count: cells + 1)
+        var keys = [UInt64](unsafeUninitializedCapacity: n) { _, written in written = n }
+        frames.withUnsafeBufferPointer { f in
+            referenceHashes.withUnsafeBufferPointer { h in
+                cellStart.withUnsafeMutableBufferPointer { c in
+                    for p in range { c[Int(h[p]) >> shift + 1] &+= 1 }
+                    for i in 0..<cells { c[i + 1] &+= c[i] }
+                    var cursor = [UInt32](c[0..<cells])
+                    keys.withUnsafeMutableBufferPointer { out in
+                        cursor.withUnsafeMutableBufferPointer { cur in
+                            for p in range {
+                                let cell = Int(h[p]) >> shift
+                                out[Int(cur[cell])] = UInt64(h[p]) << 32 | UInt64(f[p])
+                                cur[cell] &+= 1
+                            }
+                        }
+                        // Within a cell, by hash (then frame: the keys came in frame order).
+                        for cell in 0..<cells {
+                            let lo = Int(c[cell]), hi = Int(c[cell + 1])
+                            guard hi - lo > 1 else { continue }
+                            if hi - lo > 32 {
+                                var part = UnsafeMutableBufferPointer(rebasing: out[lo..<hi])
+                                part.sort()
+                                continue
+                            }
+                            for i in (lo + 1)..<hi {
+                                let v = out[i]
+                                var j = i
+                                while j > lo && out[j - 1] > v { out[j] = out[j - 1]; j -= 1 }
+                                out[j] = v
+                            }
+                        }
+                    }
                 }
             }
-            written = range.count
         }
         frames.releaseResidentPages(range)
         referenceHashes.releaseResidentPages(range)
-        radixSort(&keys, ignoringBitsBelow: 32)
-        return keys
+        return (keys, cellStart, shift)
     }
 
     /// Lets the pages of a mapped index that hold only postings `range` (positions in the

@@ -294,7 +294,7 @@ public final class Matcher {
         return best
     }
 
-    /// ``bestPerReference(_:)`` of ``runs(sorting:)`` of `keys`, without holding the runs (a
+    /// The best alignment per reference (``BestAlignments``) of ``runs(sorting:)`` of `keys`, without holding the runs (a
     /// large catalog's votes at one speed are millions of keys, and their runs twice their size).
     private func bestPerReference(sorting keys: inout [UInt64]) -> [Int: (offset: Int, count: Int)] {
         radixSort(&keys, ignoringBitsBelow: Int(Matcher.hashBits))
@@ -387,67 +387,47 @@ public final class Matcher {
     }
 
     /// Where one reference's postings are looked up by hash: from a mapped index, a table of the
-    /// reference's own postings read from its per-reference section
-    /// (``PostingIndex/postingsByHash(of:)``: the pages a query holds do not grow with the
-    /// catalog); from an index built in memory, the reference's run in each bucket. Either way a
-    /// lookup yields the same frames (as the low 32 bits of each value).
+    /// reference's own postings read from its per-reference section, ordered by hash, with a
+    /// directory of cells over it (``PostingIndex/hashDirectory(of:)``: the pages a query holds
+    /// do not grow with the catalog); from an index built in memory, the reference's run in each
+    /// bucket. Either way a lookup yields the same frames (as the low 32 bits of each value).
     private struct ReferencePostings: @unchecked Sendable {
         let reference: Int
-        /// `hash << 32 | frame`, grouped by hash; `nil`: read the buckets.
+        /// `hash << 32 | frame`, ordered by hash, then frame; `nil`: read the buckets.
         let byHash: [UInt64]?
-        /// Open addressing over the hashes of `byHash`: `(hash + 1) << 32 | first position`, 0 when free.
-        private let slots: [UInt64]
-        private let mask: Int
+        /// Cell `c` of hashes (`hash >> shift == c`) is `byHash[cellStart[c] ..< cellStart[c + 1]]`.
+        private let cellStart: [UInt32]
+        private let shift: Int
 
-        init(reference: Int, byHash: [UInt64]?) {
+        init(reference: Int, directory: (keys: [UInt64], cellStart: [UInt32], shift: Int)?) {
             self.reference = reference
-            self.byHash = byHash
-            guard let keys = byHash, !keys.isEmpty else { slots = []; mask = 0; return }
-            var distinct = 1
-            for i in 1..<keys.count where keys[i] >> 32 != keys[i - 1] >> 32 { distinct += 1 }
-            var capacity = 16
-            while capacity < distinct + distinct / 2 { capacity <<= 1 }
-            var slots = [UInt64](repeating: 0, count: capacity)
-            let mask = capacity - 1
-            for i in keys.indices where i == 0 || keys[i] >> 32 != keys[i - 1] >> 32 {
-                let h = keys[i] >> 32
-                var slot = ReferencePostings.slot(UInt32(h), mask)
-                while slots[slot] != 0 { slot = (slot + 1) & mask }
-                slots[slot] = (h + 1) << 32 | UInt64(i)
-            }
-            self.slots = slots
-            self.mask = mask
+            byHash = directory?.keys
+            cellStart = directory?.cellStart ?? []
+            shift = directory?.shift ?? 0
         }
-
-        @inline(__always)
-        static func slot(_ h: UInt32, _ mask: Int) -> Int { Int((h &* 0x9E37_79B1) >> 11) & mask }
 
         /// Positions in `byHash` of hash `h` (empty when the reference has none).
         @inline(__always)
         func positions(of h: UInt32) -> Range<Int> {
-            guard let keys = byHash, !slots.isEmpty else { return 0..<0 }
-            return slots.withUnsafeBufferPointer { s in
-                var slot = ReferencePostings.slot(h, mask)
-                let tag = UInt64(h) + 1
-                while s[slot] != 0 {
-                    if s[slot] >> 32 == tag {
-                        let first = Int(s[slot] & 0xFFFF_FFFF)
-                        return keys.withUnsafeBufferPointer { k in
-                            var end = first + 1
-                            while end < k.count && k[end] >> 32 == UInt64(h) { end += 1 }
-                            return first..<end
-                        }
-                    }
-                    slot = (slot + 1) & mask
+            guard let keys = byHash else { return 0..<0 }
+            let cell = Int(h) >> shift
+            guard cell + 1 < cellStart.count else { return 0..<0 }
+            return cellStart.withUnsafeBufferPointer { c in
+                keys.withUnsafeBufferPointer { k in
+                    var first = Int(c[cell])
+                    let end = Int(c[cell + 1])
+                    while first < end && UInt32(truncatingIfNeeded: k[first] >> 32) < h { first += 1 }
+                    var last = first
+                    while last < end && UInt32(truncatingIfNeeded: k[last] >> 32) == h { last += 1 }
+                    return first..<last
                 }
-                return 0..<0
             }
         }
     }
 
     /// The lookup source of `reference` (see ``ReferencePostings``).
     private func referencePostings(_ reference: Int) -> ReferencePostings {
-        ReferencePostings(reference: reference, byHash: index.postings.postingsByHash(of: reference))
+        ReferencePostings(reference: reference, directory: index.postings.hashDirectory(of: reference))
     }
 
     /// `source`'s postings of hash `h` (positions for ``withFrames(_:in:_:)``); empty when it has
@@ -554,6 +534,20 @@ public final class Matcher {
 
     /// ``votes(_:_:only:)`` for one reference from its looked-up postings (the same runs).
     private func votes(_ runs: ReferenceRuns, _ c: SpeedCandidate) -> [(key: UInt64, count: Int32)] {
+        var keys = voteKeys(runs, c)
+        return Matcher.runs(sorting: &keys)
+    }
+
+    /// The best (offset, aligned count) of one reference from its looked-up postings: the best
+    /// alignment (``BestAlignments``) of ``votes(_:_:)``, without holding the runs (the fine steps
+    /// of ``refine(_:source:around:count:offset:hashes:)`` and the shortlist's full votes need no more).
+    private func bestVote(_ runs: ReferenceRuns, _ c: SpeedCandidate) -> (offset: Int, count: Int)? {
+        var keys = voteKeys(runs, c)
+        return bestPerReference(sorting: &keys)[runs.source.reference]
+    }
+
+    /// Unsorted vote keys (as ``bestVotes(_:_:only:)`` makes them) of one reference from its looked-up postings.
+    private func voteKeys(_ runs: ReferenceRuns, _ c: SpeedCandidate) -> [UInt64] {
         var keys: [UInt64] = []
         keys.reserveCapacity(runs.ranges.reduce(0) { $0 + $1.count })
         let offsetLimit = 1 << Matcher.offsetBits
@@ -569,7 +563,7 @@ public final class Matcher {
                 }
             }
         }
-        return Matcher.runs(sorting: &keys)
+        return keys
     }
 
     /// ``alignedFrames(_:_:reference:offset:)`` from a reference's looked-up postings.
@@ -613,13 +607,6 @@ public final class Matcher {
     /// (reference index, offset in frames) of a vote key.
     private static func decode(_ key: UInt64) -> (reference: Int, offset: Int) {
         (Int(key >> Matcher.offsetBits), Int(key & ((1 << Matcher.offsetBits) - 1)) - Matcher.offsetBias)
-    }
-
-    /// Best (offset, aligned count) per reference from sorted vote runs, summing ±1 frame.
-    private func bestPerReference(_ runs: [(key: UInt64, count: Int32)]) -> [Int: (offset: Int, count: Int)] {
-        var best = BestAlignments()
-        for r in runs { best.add(r.key, Int(r.count)) }
-        return best.finish()
     }
 
     /// Matches a query signature against the catalog.
@@ -706,7 +693,7 @@ public final class Matcher {
                 var found: [(Int, (offset: Int, count: Int))] = []
                 for ci in cis.sorted() {
                     var noMemo: LookupMemo? = nil
-                    if let b = bestPerReference(votes(referenceRuns(landmarks, candidates[ci], source: source, memo: &noMemo), candidates[ci]))[ref] {
+                    if let b = bestVote(referenceRuns(landmarks, candidates[ci], source: source, memo: &noMemo), candidates[ci]) {
                         found.append((ci, b))
                     }
                 }
@@ -1007,7 +994,7 @@ public final class Matcher {
         var memo: LookupMemo? = LookupMemo(count: landmarks.count)
         for (k, (i, s)) in Matcher.refineSteps(around: c).enumerated() {
             let stepped = hashes.map { $0[(k * landmarks.count) ..< ((k + 1) * landmarks.count)] }
-            if let b = bestPerReference(votes(referenceRuns(landmarks, s, source: source, memo: &memo, hashes: stepped), s))[reference] {
+            if let b = bestVote(referenceRuns(landmarks, s, source: source, memo: &memo, hashes: stepped), s) {
                 tried.append((i, s, b.offset, b.count))
             }
         }
