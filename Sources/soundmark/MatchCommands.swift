@@ -59,10 +59,13 @@ func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verb
     }
     let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
     var digest = AudioDigest()
-    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: matcher.index.configuration, role: .query,
-                                                       framings: Matcher.framings, onChunk: wanted ? { digest.append($0) } : nil)
+    let configuration = matcher.index.configuration
+    var spectrum = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
+    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: configuration, role: .query,
+                                                       framings: Matcher.framings, onChunk: wanted ? { digest.append($0) } : nil,
+                                                       spectrum: { spectrum.append(frame: $0, levels: SpectrumRing.quantise($1)) })
     let signature = signatures[0]
-    var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()))
+    var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()), spectrum: spectrum)
     matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: catalogPath)
     return (signature, matches, decoder, wanted ? digest.hex : nil)
 }

@@ -254,6 +254,26 @@ public struct PostingIndex: Sendable {
         return keys.map { Posting(hash: UInt32(truncatingIfNeeded: $0), frame: UInt32($0 >> 32)) }
     }
 
+    /// Reference `reference`'s postings whose anchor frame lies in `frames` (by frame, then
+    /// hash). From a mapped index this finds the stretch by binary search in the reference's
+    /// frames and reads only it (O(log postings + the stretch's)); in memory it filters
+    /// ``postings(of:)``.
+    public func postings(of reference: Int, inFrames wanted: ClosedRange<UInt32>) -> [Posting] {
+        guard reference >= 0 && reference < referenceCount else { return [] }
+        guard let frameStart, let frames, let referenceHashes else {
+            return postings(of: reference).filter { wanted.contains($0.frame) }
+        }
+        func first(_ frame: UInt32, _ lo: Int, _ hi: Int) -> Int {
+            var a = lo, b = hi
+            while a < b { let m = (a + b) / 2; if frames[m] < frame { a = m + 1 } else { b = m } }
+            return a
+        }
+        let lo = Int(frameStart[reference]), hi = Int(frameStart[reference + 1])
+        let a = first(wanted.lowerBound, lo, hi)
+        let b = wanted.upperBound == .max ? hi : first(wanted.upperBound + 1, a, hi)
+        return (a..<b).map { Posting(hash: referenceHashes[$0], frame: frames[$0]) }
+    }
+
     /// Reference `reference`'s postings as `hash << 32 | frame`, ordered by hash, then frame, read from a mapped index's per-reference sections (O(the
     /// reference's postings), whatever the catalog's size; the pages read leave the process's
     /// resident set again); `nil` for an index built in memory or a reference out of range.

@@ -214,14 +214,22 @@ public final class SignatureGenerator {
     ///   time line (see ``MediaDecoder``).
     ///   - onChunk: sees every decoded chunk (mono samples at `configuration.sampleRate`) before
     ///     it is analysed, e.g. for a digest of the audio (default: none).
+    ///   - spectrum: sees every spectrogram row of the first signature's analysis (frame, linear
+    ///     power of bins ``Configuration/minBin`` … ``Configuration/maxBin``, valid during the
+    ///     call; see ``append(_:emit:spectrum:)``), e.g. for ``Matcher/match(_:reframed:spectrum:)``
+    ///     (default: none).
     /// - Throws: ``MediaDecodingError`` when the input cannot be read.
     public static func signatures(decoding decoder: MediaDecoder, configuration: Configuration = Configuration(),
                                   role: Role = .reference, framings: Int = 1,
-                                  onChunk: (([Float]) -> Void)? = nil) throws -> [Signature] {
+                                  onChunk: (([Float]) -> Void)? = nil,
+                                  spectrum: ((Int, UnsafeBufferPointer<Float>) -> Void)? = nil) throws -> [Signature] {
         let generators = SignatureGenerator.framings(framings, configuration: configuration, role: role)
         while let chunk = try decoder.nextChunk() {
             onChunk?(chunk.samples)
-            for generator in generators { generator.append(chunk.samples) }
+            for (k, generator) in generators.enumerated() {
+                guard k == 0, let spectrum else { generator.append(chunk.samples); continue }
+                chunk.samples.withUnsafeBufferPointer { p in generator.append(p, emit: { generator.collected.append($0) }, spectrum: spectrum) }
+            }
         }
         return generators.map { $0.signature() }
     }

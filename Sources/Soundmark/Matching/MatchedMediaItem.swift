@@ -71,10 +71,14 @@ extension Matcher {
     ///   - reframed: optional signatures of the same audio with shifted framing, as returned
     ///     after the first by ``SignatureGenerator/signatures(ofMedia:configuration:role:framings:streamIndex:warning:)``
     ///     (see ``Matcher/match(_:reframed:)``). Default: none.
+    ///   - spectrum: optionally, the query's spectrum on `signature`'s frame grid: the candidate
+    ///     alignments are then checked in it (``Matcher/match(_:reframed:spectrum:)``, see
+    ///     ``SpectralCheck``). Default: none.
     /// - Returns: matched items, best first; empty when nothing reaches `options.threshold`.
-    public func matchedItems(for signature: Signature, reframed: [Signature] = []) -> [MatchedMediaItem] {
+    public func matchedItems(for signature: Signature, reframed: [Signature] = [], spectrum: SpectrumRing? = nil) -> [MatchedMediaItem] {
         let hop = index.configuration.hopDuration
-        let matches = match(signature.landmarks, reframed: reframed.map(\.landmarks))
+        let matches = spectrum.map { match(signature.landmarks, reframed: reframed.map(\.landmarks), spectrum: $0) }
+            ?? match(signature.landmarks, reframed: reframed.map(\.landmarks))
         return matches.map { m in
             let offset = m.offsetFrames * hop
             let group = m.ambiguityGroup.map { g in

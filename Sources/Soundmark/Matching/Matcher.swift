@@ -53,7 +53,9 @@ public struct MatchCandidate: Equatable, Sendable {
     /// Number of query landmarks.
     public var queryCount: Int
     /// Calibrated score in 0…1: the smaller of ``Matcher/confidence(aligned:background:)`` (against
-    /// ``Matcher/chanceFloor(seconds:)``) and ``Matcher/confidence(significance:)`` (the line check).
+    /// ``Matcher/chanceFloor(seconds:)``) and ``Matcher/confidence(significance:)`` (the line check);
+    /// ``Matcher/match(_:reframed:spectrum:)`` raises it where the query's spectrum holds the
+    /// reference's peaks (see ``SpectralCheck``).
     public var confidence: Double
     /// How unlikely the alignment is by chance, in decades (see
     /// ``Matcher/significance(occupied:slots:chancePerSlot:trials:)``); 0 until scored.
@@ -648,6 +650,15 @@ public final class Matcher {
     /// Denser query peaks (±5 frames × ±8 bins) and a query fan-out of 20 likewise added chance
     /// agreements faster than true ones (same-hash agreements +13 % and +7 %, chance +64 % and +36 %).
     public func match(_ query: [Landmark], reframed: [[Landmark]] = []) -> [MatchCandidate] {
+        var unitVotes: [Int: (offset: Int, count: Int)] = [:]
+        return match(query, reframed: reframed, threshold: options.threshold, unitVotes: &unitVotes)
+    }
+
+    /// ``match(_:reframed:)`` keeping the matches whose confidence reaches `threshold`, with
+    /// `unitVotes` set to the best alignment (offset, aligned count) per reference of the
+    /// unchanged speed's votes over the whole catalog (empty when that speed is not searched).
+    func match(_ query: [Landmark], reframed: [[Landmark]], threshold: Double,
+               unitVotes: inout [Int: (offset: Int, count: Int)]) -> [MatchCandidate] {
         guard !query.isEmpty else { return [] }
         let framings = ([query] + reframed).map { $0.compactMap { hasher.prepare($0) } }
         let landmarks = framings[0]
@@ -671,6 +682,7 @@ public final class Matcher {
         for ci in candidates.indices where full(ci) {
             for (ref, b) in perCandidate[ci] { merge(ci, ref, b) }
         }
+        if let unit { unitVotes = perCandidate[unit] }
         // The references the sparse votes rank highest, each voted for in full at its two best
         // candidates over its own postings only (a true match at a changed speed keeps about
         // 1/sparseStride of its votes there, chance alignments of other references as few).
@@ -752,7 +764,7 @@ public final class Matcher {
                 m.significance = lineSignificance(m, lookups: lookups, queryFrames: queryFrames, chance: chance)
                 m.confidence = min(Matcher.confidence(aligned: m.alignedCount, background: ownBackground),
                                    Matcher.confidence(significance: m.significance))
-                if m.confidence >= options.threshold { results.append(m) }
+                if m.confidence >= threshold { results.append(m) }
             }
             return (results.isEmpty ? nil : source, results)
         }
@@ -776,9 +788,12 @@ public final class Matcher {
             stretches[i] = s
             return s
         }
+        // Only matches that reach the options' threshold are grouped: asked for at a lower one
+        // (by match(_:reframed:spectrum:)), the weak alignments are not compared.
+        let grouped = results.indices.filter { results[$0].confidence >= max(threshold, options.threshold) }
         var group = 0
-        for i in results.indices where results[i].ambiguityGroup == nil {
-            let members = results.indices.filter { $0 > i && results[$0].ambiguityGroup == nil
+        for i in grouped where results[i].ambiguityGroup == nil {
+            let members = grouped.filter { $0 > i && results[$0].ambiguityGroup == nil
                 && Matcher.indistinguishable(results[i].framingTotal, results[$0].framingTotal, framings: framings.count)
                 && Matcher.sameStretch(stretch(i), stretch($0)) }
             guard !members.isEmpty else { continue }

@@ -1057,15 +1057,7 @@ public final class Scanner {
         guard line.slope > 0.5 else { return [] }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
-        let shift = logShifts[s.candidate], steps = Double(index.configuration.logStepsPerOctave)
-        let binToLog = log2(index.configuration.binWidth / index.configuration.minFrequency)
-        let minBin = index.configuration.minBin, width = spectrum.width
-        let bins = { (step: Int32) -> ClosedRange<Int>? in
-            let lo = Int(exp2((Double(step) + shift) / steps - binToLog).rounded(.up)) - minBin
-            let hi = Int(exp2((Double(step) + 1 + shift) / steps - binToLog).rounded(.down)) - minBin
-            guard hi >= 0, lo < width else { return nil }
-            return max(0, min(lo, hi))...min(width - 1, max(lo, hi))
-        }
+        let bins = SpectrumEdge.bins(configuration: index.configuration, logShift: logShifts[s.candidate], width: spectrum.width)
         return SpectrumEdge.readings(reference: referencePeaks(s.ref), ring: spectrum, toRecording: toRecording,
                                      toReference: toReference, from: from, to: to, bins: bins)
     }

@@ -130,8 +130,13 @@ public struct SpectrumRing: Sendable {
         return true
     }
 
-    /// Level (dB) of bin index `bin` (0 = ``Configuration/minBin``) in frame `frame`, which must
-    /// be stored (``holds(_:)``) and `bin` in `0 ..< width`.
+    /// Quantised level (half-dB steps from −120 dB) of bin index `bin` (0 = ``Configuration/minBin``)
+    /// in frame `frame`, which must be stored (``holds(_:)``) and `bin` in `0 ..< width`.
+    @inline(__always)
+    func rawLevel(_ frame: Int, _ bin: Int) -> UInt8 { levels[(frame % SpectrumRing.capacity) * width + bin] }
+
+    /// Level (dB) of bin index `bin` (0 = ``Configuration/minBin``) in frame `frame`, as
+    /// ``rawLevel(_:_:)`` in dB.
     @inline(__always)
     func level(_ frame: Int, _ bin: Int) -> Double {
         Double(levels[(frame % SpectrumRing.capacity) * width + bin]) / 2 - 120
@@ -193,6 +198,22 @@ enum SpectrumEdge {
         var margin: Double = 0
     }
 
+    /// The bins of a row (0-based, bin ``Configuration/minBin`` first, `width` of them) that
+    /// reference log-frequency step `step` covers in audio playing `logShift` steps higher
+    /// (``LandmarkHasher/logShift(frequencyScale:)``); `nil` outside the row. For the `bins`
+    /// argument of ``readings(reference:ring:toRecording:toReference:from:to:bins:)``.
+    static func bins(configuration: Configuration, logShift shift: Double, width: Int) -> (Int32) -> ClosedRange<Int>? {
+        let steps = Double(configuration.logStepsPerOctave)
+        let binToLog = log2(configuration.binWidth / configuration.minFrequency)
+        let minBin = configuration.minBin
+        return { step in
+            let lo = Int(exp2((Double(step) + shift) / steps - binToLog).rounded(.up)) - minBin
+            let hi = Int(exp2((Double(step) + 1 + shift) / steps - binToLog).rounded(.down)) - minBin
+            guard hi >= 0, lo < width else { return nil }
+            return max(0, min(lo, hi))...min(width - 1, max(lo, hi))
+        }
+    }
+
     /// Each reference peak that `toRecording` places in recording frames `from ..< to`,
     /// read in `ring` (where it holds the frames around it), in recording order. `bins(step)`
     /// gives the bin indices (0-based in a row) of reference log-frequency step `step` in the
@@ -200,19 +221,36 @@ enum SpectrumEdge {
     static func readings(reference: [PeakEdge.Peak], ring: SpectrumRing, toRecording: (Double) -> Double,
                          toReference: (Double) -> Double, from: Int, to: Int,
                          bins: (Int32) -> ClosedRange<Int>?) -> [Reading] {
+        readings(reference: reference, holds: { ring.holds($0) }, toRecording: toRecording, toReference: toReference,
+                 from: from, to: to, bins: bins) { f, range in contrast(ring, f, range) }
+    }
+
+    /// Bins on either side of a reading whose mean level is its neighbourhood: 24.
+    static let sideBins = 24
+
+    /// The contrast of bins `range` in frame `f` of `ring` (frames `f − 1 … f + 1` stored): the
+    /// highest level within ±1 frame over the range widened by one bin, minus the mean level of
+    /// the ``sideBins`` bins on either side in frame `f`; `nil` without side bins.
+    static func contrast(_ ring: SpectrumRing, _ f: Int, _ range: ClosedRange<Int>) -> Double? {
+        let side = sideBins
+        let b0 = max(0, range.lowerBound - 1), b1 = min(ring.width - 1, range.upperBound + 1)
+        var top = -Double.infinity
+        for df in -1...1 { for bin in b0...b1 { top = max(top, ring.level(f + df, bin)) } }
+        var sum = 0.0, n = 0
+        for bin in max(0, b0 - side)..<b0 { sum += ring.level(f, bin); n += 1 }
+        if b1 + 1 < ring.width { for bin in (b1 + 1)...min(ring.width - 1, b1 + side) { sum += ring.level(f, bin); n += 1 } }
+        return n > 0 ? top - sum / Double(n) : nil
+    }
+
+    /// The readings of ``readings(reference:ring:toRecording:toReference:from:to:bins:)`` from
+    /// any spectrum: `holds(f)` tells whether frame `f` is stored and `contrast(f, bins)` gives
+    /// the contrast of ``contrast(_:_:_:)``.
+    static func readings(reference: [PeakEdge.Peak], holds: (Int) -> Bool, toRecording: (Double) -> Double,
+                         toReference: (Double) -> Double, from: Int, to: Int,
+                         bins: (Int32) -> ClosedRange<Int>?, contrast: (Int, ClosedRange<Int>) -> Double?) -> [Reading] {
         guard to > from else { return [] }
         let y0 = toReference(Double(from)), y1 = toReference(Double(to))
         let lo = min(y0, y1), hi = max(y0, y1)
-        func contrast(_ f: Int, _ range: ClosedRange<Int>) -> Double? {
-            let side = 24
-            let b0 = max(0, range.lowerBound - 1), b1 = min(ring.width - 1, range.upperBound + 1)
-            var top = -Double.infinity
-            for df in -1...1 { for bin in b0...b1 { top = max(top, ring.level(f + df, bin)) } }
-            var sum = 0.0, n = 0
-            for bin in max(0, b0 - side)..<b0 { sum += ring.level(f, bin); n += 1 }
-            if b1 + 1 < ring.width { for bin in (b1 + 1)...min(ring.width - 1, b1 + side) { sum += ring.level(f, bin); n += 1 } }
-            return n > 0 ? top - sum / Double(n) : nil
-        }
         var out: [Reading] = []
         var lastFrame: [Int32: Int32] = [:]
         var i = PeakEdge.firstIndex(reference, atOrAfter: lo)
@@ -225,7 +263,7 @@ enum SpectrumEdge {
             if let last = lastFrame[p.step], p.frame - last < repeatFrames { continue }
             lastFrame[p.step] = p.frame
             let f = Int(x.rounded())
-            guard ring.holds(f - 1), ring.holds(f), ring.holds(f + 1), let c = contrast(f, range) else { continue }
+            guard holds(f - 1), holds(f), holds(f + 1), let c = contrast(f, range) else { continue }
             let others = decoys.compactMap { d in bins(p.step + d).flatMap { contrast(f, $0) } }
             guard others.count == decoys.count else { continue }
             out.append(Reading(x: x, stands: others.allSatisfy { c > $0 },

@@ -1,0 +1,111 @@
+import Foundation
+import XCTest
+@testable import Soundmark
+
+/// Issue 10, item 6: candidate alignments checked in the query's spectrum (``SpectralCheck``).
+final class SpectralCheckTests: XCTestCase {
+    private static let rate = 8000
+
+    /// The five sample references in a catalog file, its index mapped as `identify` reads it
+    /// (each reference's postings looked up by frame, ``PostingIndex/postings(of:inFrames:)``).
+    private func catalog() throws -> CatalogIndex {
+        let path = try TestSupport.temporaryDirectory(self).appendingPathComponent("five.db").path
+        let catalog = try Catalog(path: path, create: true)
+        for id in TestSupport.referenceIDs {
+            _ = try catalog.addReferenceSignature(try TestSupport.referenceSignature(id), representing: MediaItem(id: id))
+        }
+        return try catalog.loadIndex()
+    }
+
+    /// `clip` with ``MarkerTests/pinkNoise(count:seed:)`` `snr` dB under (above, when negative) it.
+    private func withPinkNoise(_ clip: [Float], snr: Float, seed: UInt64 = 7) -> [Float] {
+        let noise = MarkerTests.pinkNoise(count: clip.count, seed: seed)
+        let gain = (clip.reduce(0) { $0 + $1 * $1 } / noise.reduce(0) { $0 + $1 * $1 } / pow(10, snr / 10)).squareRoot()
+        return zip(clip, noise).map { $0 + $1 * gain }
+    }
+
+    /// The query signatures on the four frame grids and framing 0's spectrum, as `identify` makes them.
+    private func query(_ clip: [Float], _ configuration: Configuration = Configuration()) -> ([Signature], SpectrumRing) {
+        var ring = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
+        let generators = SignatureGenerator.framings(Matcher.framings, configuration: configuration, role: .query)
+        var landmarks = [[Landmark]](repeating: [], count: generators.count)
+        clip.withUnsafeBufferPointer { p in
+            for (k, g) in generators.enumerated() {
+                g.append(p, emit: { landmarks[k].append($0) },
+                         spectrum: k == 0 ? { ring.append(frame: $0, levels: SpectrumRing.quantise($1)) } : nil)
+            }
+        }
+        let signatures = generators.enumerated().map { k, g -> Signature in
+            g.finish { landmarks[k].append($0) }
+            return Signature(configuration: configuration, landmarks: landmarks[k], sampleCount: g.sampleCount)
+        }
+        return (signatures, ring)
+    }
+
+    private func slice(_ id: String, from: Int, seconds: Int) throws -> [Float] {
+        Array(try TestSupport.referenceSamples(id)[(from * Self.rate)..<((from + seconds) * Self.rate)])
+    }
+
+    func testAWeakMatchUnderPinkNoiseIsLiftedByItsPeaksInTheSpectrum() throws {
+        // 10 s of chipdisko from 12 s under pink noise 7 dB louder than the music: too few of its
+        // landmarks survive for the votes alone, but its single peaks still stand out.
+        let matcher = Matcher(index: try catalog())
+        let (signatures, ring) = query(withPinkNoise(try slice("supertux-chipdisko", from: 12, seconds: 10), snr: -7))
+        let plain = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks))
+        XCTAssertEqual(plain.map { matcher.index.references[$0.referenceIndex].item.id }, [], "\(plain.map(\.confidence))")
+        let checked = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks), spectrum: ring)
+        let best = try XCTUnwrap(checked.first)
+        XCTAssertEqual(matcher.index.references[best.referenceIndex].item.id, "supertux-chipdisko")
+        XCTAssertEqual(best.offsetFrames * Configuration().hopDuration, 12, accuracy: 0.05)
+        XCTAssertGreaterThanOrEqual(best.confidence, 0.5)
+        // The evidence itself: the true alignment's margins far above chance, a shifted one's not.
+        let tables = SpectrumTables(ring, first: 0, last: ring.latest)
+        let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
+        let here = try XCTUnwrap(matcher.spectralEvidence(reference: best.referenceIndex, offsetFrames: best.offsetFrames,
+                                                          speed: unit, tables: tables))
+        XCTAssertGreaterThan(here.score, SpectralCheck.halfScore, "\(here)")
+        let elsewhere = try XCTUnwrap(matcher.spectralEvidence(reference: best.referenceIndex, offsetFrames: best.offsetFrames + 700,
+                                                               speed: unit, tables: tables))
+        XCTAssertLessThan(elsewhere.score, 3, "\(elsewhere)")
+    }
+
+    func testNonCatalogMusicStaysUnmatchedWithItsSpectrumChecked() throws {
+        // recording.mp3 70–86 s is Hedgewars "City" (not in the catalog), clean and under noise.
+        let matcher = Matcher(index: try catalog())
+        let recording = try TestSupport.samples(ofFile: TestSupport.samples.appendingPathComponent("recording.mp3").path)
+        let clip = Array(recording[(70 * Self.rate)..<(80 * Self.rate)])
+        for audio in [clip, withPinkNoise(clip, snr: -5)] {
+            let (signatures, ring) = query(audio)
+            let checked = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks), spectrum: ring)
+            XCTAssertEqual(checked.map { matcher.index.references[$0.referenceIndex].item.id }, [], "\(checked.map(\.confidence))")
+        }
+    }
+
+    func testKeepingRenumbersTheGroupsThatSurvive() {
+        func match(_ ref: Int, _ confidence: Double, group: Int?) -> MatchCandidate {
+            MatchCandidate(referenceIndex: ref, offsetFrames: 0, speed: SpeedCandidate(timeScale: 1, frequencyScale: 1),
+                           alignedCount: 10, queryCount: 100, confidence: confidence, ambiguityGroup: group)
+        }
+        let kept = Matcher.keeping([match(0, 0.2, group: 0), match(1, 0.9, group: 0), match(2, 0.8, group: 1), match(3, 0.7, group: 1),
+                                    match(4, 0.6, group: nil)], atLeast: 0.5)
+        XCTAssertEqual(kept.map(\.referenceIndex), [1, 2, 3, 4])
+        XCTAssertEqual(kept.map(\.ambiguityGroup), [nil, 0, 0, nil])
+    }
+
+    func testTablesGiveTheRingsContrasts() {
+        var ring = SpectrumRing(width: 120)
+        var rng = SplitMix64(seed: 3)
+        for f in 0..<40 { ring.append(frame: f, levels: (0..<120).map { _ in UInt8(truncatingIfNeeded: rng.next() % 256) }) }
+        let tables = SpectrumTables(ring, first: 0, last: 39)
+        for f in 1..<39 {
+            for lo in stride(from: 0, to: 120, by: 7) {
+                for width in [0, 1, 4] {
+                    let range = lo...min(119, lo + width)
+                    let fast = tables.contrast(f, range), plain = SpectrumEdge.contrast(ring, f, range)
+                    XCTAssertEqual(fast == nil, plain == nil)
+                    if let fast, let plain { XCTAssertEqual(fast, plain, accuracy: 1e-9, "frame \(f) bins \(range)") }
+                }
+            }
+        }
+    }
+}
