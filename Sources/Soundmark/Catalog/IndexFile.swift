@@ -11,19 +11,44 @@ final class PostingStorage: @unchecked Sendable {
     /// Length in bytes.
     let length: Int
     private let mapped: Bool
+    /// The open file a mapping was made from (`-1` for allocated memory), read by
+    /// ``read(_:into:)``; closed when released.
+    private let descriptor: Int32
 
     /// Takes ownership of `bytes` bytes allocated with `UnsafeMutableRawPointer.allocate`.
     init(allocated: UnsafeMutableRawPointer, bytes: Int) {
         base = UnsafeRawPointer(allocated)
         length = bytes
         mapped = false
+        descriptor = -1
     }
 
-    /// Wraps a mapping made by `mmap` (unmapped when released).
-    init(mapping: UnsafeRawPointer, bytes: Int) {
+    /// Wraps a mapping made by `mmap` of the whole file open as `file` (unmapped, and the file
+    /// closed, when released).
+    init(mapping: UnsafeRawPointer, bytes: Int, file: Int32) {
         base = mapping
         length = bytes
         mapped = true
+        descriptor = file
+    }
+
+    /// Copies the bytes at `address ..< address + out.count` (addresses within the memory)
+    /// into `out`: from a mapping, with `pread` on its file, so no page of the mapping enters
+    /// this process's resident set; from allocated memory, by copying.
+    /// - Returns: `false` when the range is outside the memory or the file cannot be read.
+    func read(_ address: UnsafeRawPointer, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        let offset = address - base
+        guard offset >= 0, offset + out.count <= length else { return false }
+        guard descriptor >= 0 else {
+            if let target = out.baseAddress { target.copyMemory(from: address, byteCount: out.count) }
+            return true
+        }
+        var done = 0
+        while done < out.count {
+            let n = pread(descriptor, out.baseAddress! + done, out.count - done, off_t(offset + done))
+            if n > 0 { done += n } else if n == 0 || errno != EINTR { return false }
+        }
+        return true
     }
 
     /// Drops the mapping's pages from this process's resident set (`madvise(MADV_DONTNEED)`):
@@ -50,6 +75,7 @@ final class PostingStorage: @unchecked Sendable {
     deinit {
         if mapped {
             if length > 0 { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+            if descriptor >= 0 { close(descriptor) }
         } else {
             UnsafeMutableRawPointer(mutating: base).deallocate()
         }
@@ -96,6 +122,15 @@ public struct PostingBuffer<Element: FixedWidthInteger>: RandomAccessCollection,
     func releaseResidentPages(_ range: Range<Int>) {
         guard let storage, let pointer, !range.isEmpty else { return }
         storage.releaseResidentPages(from: UnsafeRawPointer(pointer + range.lowerBound), to: UnsafeRawPointer(pointer + range.upperBound))
+    }
+
+    /// Copies values `range` into `out` (`range.count` values) without mapping their pages
+    /// into this process's resident set (see ``PostingStorage/read(_:into:)``).
+    /// - Returns: `false` when the range is out of bounds or the file cannot be read.
+    func read(_ range: Range<Int>, into out: UnsafeMutableRawBufferPointer) -> Bool {
+        guard let storage, let pointer, range.lowerBound >= 0, range.upperBound <= count,
+              out.count == range.count * MemoryLayout<Element>.stride else { return false }
+        return storage.read(UnsafeRawPointer(pointer + range.lowerBound), into: out)
     }
 
     /// Calls `body` with the values as a buffer pointer valid for the call.
@@ -248,16 +283,16 @@ enum IndexFile {
     static func map(path: String, expected: Header) -> PostingIndex? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
+        guard fstat(fd, &info) == 0, Int(info.st_size) >= headerBytes else { close(fd); return nil }
         let size = Int(info.st_size)
-        guard size >= headerBytes else { return nil }
         guard let raw = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0),
-              raw != UnsafeMutableRawPointer(bitPattern: -1) else { return nil }
+              raw != UnsafeMutableRawPointer(bitPattern: -1) else { close(fd); return nil }
         // Lookups jump between buckets: no read-ahead around each page read.
         _ = madvise(raw, size, Int32(MADV_RANDOM))
-        let storage = PostingStorage(mapping: UnsafeRawPointer(raw), bytes: size)
+        // (The file stays open: whole-catalog votes read their buckets with pread, see
+        // PostingIndex.forEachRange(_:_:).)
+        let storage = PostingStorage(mapping: UnsafeRawPointer(raw), bytes: size, file: fd)
         let bytes = UnsafeRawBufferPointer(start: storage.base, count: size)
         guard Array(bytes[0..<8]) == magic else { return nil }
         func load(_ offset: Int) -> UInt64 { bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self).littleEndian }

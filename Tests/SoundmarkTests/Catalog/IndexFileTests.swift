@@ -26,6 +26,56 @@ final class IndexFileTests: XCTestCase {
         return TestSupport.signature(of: Array(samples[(start * 8000) ..< ((start + 10) * 8000)]), role: .query).landmarks
     }
 
+    /// A sweep over buckets (``PostingIndex/forEachRange(_:_:)``, as whole-catalog votes read a
+    /// mapped index: with `pread`, ranges near each other in one read) gives every range's
+    /// postings as the in-memory index holds them, whether the ranges repeat, overlap, lie far
+    /// apart or span more than one read; and votes counted a range of references at a time from
+    /// it find the same matches as the in-memory index counting them at once.
+    func testSweepOverBucketsReadsTheSamePostingsAsTheInMemoryIndex() throws {
+        let (path, signatures) = try catalogWithReferences(ids)
+        let catalog = try Catalog(path: path, readOnly: true)
+        _ = try catalog.loadIndex()   // writes the index file
+        let mapped = try catalog.loadIndex()
+        XCTAssertTrue(mapped.postings.isMapped)
+        let memory = CatalogIndex(configuration: Configuration(),
+                                  items: ids.sorted().map { (MediaItem(id: $0, title: $0), signatures[$0]!) })
+        let start = Array(memory.postings.start)
+        let total = memory.postings.count
+        XCTAssertGreaterThan(total, 25_000)
+        // A range of 25,000 postings (more than one read), then every bucket (every 7th twice,
+        // some overlapping the next), then every 50th (far apart).
+        var ranges: [Range<Int>] = [0..<25_000]
+        for h in 0..<(start.count - 1) where start[h + 1] > start[h] {
+            let r = Int(start[h])..<Int(start[h + 1])
+            ranges.append(r)
+            if h % 7 == 0 { ranges.append(r) }
+            if h % 11 == 0 { ranges.append(r.lowerBound..<min(total, r.upperBound + 40)) }
+        }
+        let buckets = ranges.count
+        for k in stride(from: 1, to: buckets, by: 50) { ranges.append(ranges[k]) }
+        ranges.sort { $0.lowerBound < $1.lowerBound }
+        let expected = ranges.map { r in memory.postings.withPostings(r) { Array($0) } }
+        for index in [mapped, memory] {
+            var got = [[UInt64]](repeating: [], count: ranges.count)
+            var order: [Int] = []
+            index.postings.forEachRange(ranges) { i, postings in
+                order.append(i)
+                got[i] = Array(postings)
+            }
+            XCTAssertEqual(order, Array(ranges.indices))
+            XCTAssertEqual(got, expected, "mapped: \(index.postings.isMapped)")
+        }
+        var parted = MatchOptions()
+        parted.voteKeysPerPart = 64   // one part per reference
+        for (id, at) in [("supertux-forest", 12), ("wesnoth-knolls", 30)] {
+            let q = try query(id, at: at)
+            let reference = Matcher(index: memory).match(q)
+            XCTAssertEqual(reference.first.map { memory.references[$0.referenceIndex].item.id }, id)
+            XCTAssertEqual(Matcher(index: mapped, options: parted).match(q), reference, id)
+            XCTAssertEqual(Matcher(index: mapped).match(q), reference, id)
+        }
+    }
+
     func testMappedIndexHasTheInMemoryIndexPostingsAndMatchesTheSame() throws {
         let (path, signatures) = try catalogWithReferences(ids)
         let catalog = try Catalog(path: path, readOnly: true)

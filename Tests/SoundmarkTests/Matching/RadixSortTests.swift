@@ -35,4 +35,45 @@ final class RadixSortTests: XCTestCase {
             }
         }
     }
+
+    /// The best alignment per reference of vote keys (`(reference << 25 | offset + 2^24) << 21 |
+    /// hash`), whether the keys are rewritten into fewer bits before sorting (3,000 references,
+    /// offsets within a few thousand frames) or not (200 references, or offsets spread over
+    /// the whole range): the (reference, offset) whose distinct hashes plus those one frame
+    /// either side are most (of at least 2 distinct hashes in it; the lowest offset on ties).
+    func testBestAlignmentPerReferenceOfVoteKeys() {
+        var seed: UInt64 = 12345
+        func next(_ n: UInt64) -> UInt64 {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return (seed >> 33) % n
+        }
+        for (references, wide) in [(3000, false), (200, false), (3000, true)] as [(UInt64, Bool)] {
+            var keys: [UInt64] = []
+            for _ in 0..<60_000 {
+                let ref = next(references), hash = next(64)
+                // 40 offsets a reference (so runs of several hashes and neighbours occur): near
+                // offset -500, or (wide) near either end of the offsets' range.
+                let off = !wide ? (1 << 24) - 500 + next(40) : (ref % 2 == 0 ? 10 + next(40) : (1 << 25) - 60 + next(40))
+                keys.append((ref << 25 | off) << 21 | hash)
+            }
+            var counts: [UInt64: Set<UInt64>] = [:]
+            for k in keys { counts[k >> 21, default: []].insert(k & ((1 << 21) - 1)) }
+            var expected: [Int: (offset: Int, count: Int)] = [:]
+            for key in counts.keys.sorted() {
+                let c = counts[key]!.count
+                guard c >= 2 else { continue }
+                let total = c + (counts[key - 1]?.count ?? 0) + (counts[key + 1]?.count ?? 0)
+                let ref = Int(key >> 25), off = Int(key & ((1 << 25) - 1)) - (1 << 24)
+                if let b = expected[ref], b.count >= total { continue }
+                expected[ref] = (off, total)
+            }
+            let found = Matcher.bestPerReference(sorting: &keys)
+            XCTAssertGreaterThan(expected.count, Int(references) / 2, "\(references) references, wide: \(wide)")
+            XCTAssertEqual(found.count, expected.count, "\(references) references, wide: \(wide)")
+            for (ref, b) in expected {
+                XCTAssertEqual(found[ref]?.offset, b.offset, "reference \(ref)")
+                XCTAssertEqual(found[ref]?.count, b.count, "reference \(ref)")
+            }
+        }
+    }
 }

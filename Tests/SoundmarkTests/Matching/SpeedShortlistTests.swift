@@ -130,4 +130,33 @@ extension SpeedShortlistTests {
             XCTAssertEqual(parted, whole, "\(id) ×\(speed)")
         }
     }
+
+    /// Votes over a catalog of more than 256 references (whose vote keys the matcher rewrites
+    /// into fewer bits before sorting them) find the reference at index 300 with the same
+    /// offset, speed, counts and confidence as a catalog of that reference alone: 300 decoys,
+    /// each every 300th landmark of one of the other references, come first.
+    func testVotesOverMoreThan256ReferencesMatchAsOverTheReferenceAlone() throws {
+        let configuration = Configuration()
+        let others = try ["supertux-chipdisko", "wesnoth-battle", "wesnoth-knolls"].map { try TestSupport.referenceSignature($0) }
+        var items: [(MediaItem, Signature)] = (0..<300).map { i in
+            let source = others[i % 3]
+            let landmarks = stride(from: i / 3, to: source.landmarks.count, by: 100).map { source.landmarks[$0] }
+            let id = String(format: "decoy-%03d", i)
+            return (MediaItem(id: id, title: id), Signature(configuration: configuration, landmarks: landmarks, sampleCount: source.sampleCount))
+        }
+        let forest = try TestSupport.referenceSignature("supertux-forest")
+        items.append((MediaItem(id: "supertux-forest", title: "forest"), forest))
+        let large = CatalogIndex(configuration: configuration, items: items)
+        let alone = CatalogIndex(configuration: configuration, items: [(MediaItem(id: "supertux-forest", title: "forest"), forest)])
+        XCTAssertEqual(large.references[300].item.id, "supertux-forest")
+        for speed in [1.0, 1.04] {
+            let clip = try varispeed("supertux-forest", from: 12, speed: speed, seconds: 10)
+            let expected = try XCTUnwrap(match(clip, alone).first)
+            XCTAssertEqual(expected.offsetFrames * configuration.hopDuration, 12, accuracy: 0.05)
+            var found = try XCTUnwrap(match(clip, large).first, "×\(speed)")
+            XCTAssertEqual(found.referenceIndex, 300, "×\(speed)")
+            found.referenceIndex = 0
+            XCTAssertEqual(found, expected, "×\(speed)")
+        }
+    }
 }
