@@ -153,12 +153,7 @@ extension Matcher {
         let y0 = offsetFrames + ts * (Double(tables.first) - reach - 2), y1 = offsetFrames + ts * (Double(tables.last) + reach + 2)
         guard y1 >= 0 else { return nil }
         let lo = UInt32(max(0, y0.rounded(.down))), hi = UInt32(min(Double(UInt32.max - 1), max(0, y1.rounded(.up))))
-        let perAnchor = hasher.ratioCount * hasher.deltaCount
-        var seen = Set<PeakEdge.Peak>()
-        for p in index.postings.postings(of: reference, inFrames: lo...hi) {
-            seen.insert(PeakEdge.Peak(frame: Int32(truncatingIfNeeded: p.frame), step: Int32(Int(p.hash) / perAnchor)))
-        }
-        let peaks = seen.sorted { ($0.frame, $0.step) < ($1.frame, $1.step) }
+        let peaks = PeakEdge.referencePeaks(index.postings, reference: reference, hasher: hasher, frames: lo...hi)
         // The bins of every step a reading may ask for (the peaks' steps and their decoys), worked
         // out once.
         let stepBins = SpectrumEdge.bins(configuration: configuration, logShift: hasher.logShift(frequencyScale: speed.frequencyScale),

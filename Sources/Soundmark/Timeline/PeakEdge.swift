@@ -38,12 +38,14 @@ enum PeakEdge {
     static let chanceShifts: [Double] = [-41, -27, 27, 41]
 
     /// The anchor peaks of reference `reference`'s postings (frame, anchor step), each once,
-    /// in frame order. From a mapped index this reads only the reference's postings; an index
-    /// built in memory walks every bucket once.
-    static func referencePeaks(_ postings: PostingIndex, reference: Int, hasher: LandmarkHasher) -> [Peak] {
+    /// in frame order; with `frames`, only those whose frame lies in it. From a mapped index
+    /// this reads only the reference's postings (with `frames`, only that stretch of them); an
+    /// index built in memory walks every bucket once.
+    static func referencePeaks(_ postings: PostingIndex, reference: Int, hasher: LandmarkHasher,
+                               frames: ClosedRange<UInt32>? = nil) -> [Peak] {
         let perAnchor = hasher.ratioCount * hasher.deltaCount
         var peaks = Set<Peak>()
-        for p in postings.postings(of: reference) {
+        for p in frames.map({ postings.postings(of: reference, inFrames: $0) }) ?? postings.postings(of: reference) {
             peaks.insert(Peak(frame: Int32(truncatingIfNeeded: p.frame), step: Int32(Int(p.hash) / perAnchor)))
         }
         return peaks.sorted { ($0.frame, $0.step) < ($1.frame, $1.step) }
