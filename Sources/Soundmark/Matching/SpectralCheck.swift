@@ -82,7 +82,7 @@ extension Matcher {
     ///     ``SpectrumRing/quantise(_:)``, frame 0 at the query's start; the last
     ///     ``SpectrumRing/capacity`` frames of a longer query are checked).
     /// - Returns: the matches with confidence ≥ `options.threshold`, best first.
-    public func match(_ query: [Landmark], reframed: [[Landmark]] = [], spectrum: SpectrumRing) -> [MatchCandidate] {
+    func checkedMatch(_ query: [Landmark], reframed: [[Landmark]], spectrum: SpectrumRing) -> [MatchCandidate] {
         var unitVotes: [Int: (offset: Int, count: Int)] = [:]
         var all = match(query, reframed: reframed, threshold: 0, unitVotes: &unitVotes)
         guard spectrum.latest > 0 else { return Matcher.keeping(all, atLeast: options.threshold) }

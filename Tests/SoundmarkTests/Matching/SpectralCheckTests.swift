@@ -18,14 +18,14 @@ final class SpectralCheckTests: XCTestCase {
     }
 
     /// `clip` with ``MarkerTests/pinkNoise(count:seed:)`` `snr` dB under (above, when negative) it.
-    private func withPinkNoise(_ clip: [Float], snr: Float, seed: UInt64 = 7) -> [Float] {
+    func withPinkNoise(_ clip: [Float], snr: Float, seed: UInt64 = 7) -> [Float] {
         let noise = MarkerTests.pinkNoise(count: clip.count, seed: seed)
         let gain = (clip.reduce(0) { $0 + $1 * $1 } / noise.reduce(0) { $0 + $1 * $1 } / pow(10, snr / 10)).squareRoot()
         return zip(clip, noise).map { $0 + $1 * gain }
     }
 
     /// The query signatures on the four frame grids and framing 0's spectrum, as `identify` makes them.
-    private func query(_ clip: [Float], _ configuration: Configuration = Configuration()) -> ([Signature], SpectrumRing) {
+    func query(_ clip: [Float], _ configuration: Configuration = Configuration()) -> ([Signature], SpectrumRing) {
         var ring = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
         let generators = SignatureGenerator.framings(Matcher.framings, configuration: configuration, role: .query)
         var landmarks = [[Landmark]](repeating: [], count: generators.count)
