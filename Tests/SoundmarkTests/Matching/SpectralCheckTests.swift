@@ -81,6 +81,54 @@ final class SpectralCheckTests: XCTestCase {
         }
     }
 
+    func testAWeakMatchIsLiftedByItsLandmarkAndSpectralEvidenceTogether() throws {
+        // Clips whose true alignment the votes find only weakly and whose spectral score alone
+        // stays under halfScore: 5 s of battle from 30 s under pink noise 13 dB louder than the
+        // music, 10 s of forest from 20 s 12 dB under.
+        let matcher = Matcher(index: try catalog())
+        let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
+        for (id, from, seconds, snr, landmark, spectral, combined) in [("wesnoth-battle", 30, 5, Float(-13), 0.065, 3.38, 0.783),
+                                                                       ("supertux-forest", 20, 10, Float(-12), 0.119, 3.54, 0.886)] {
+            let (signatures, ring) = query(withPinkNoise(try slice(id, from: from, seconds: seconds), snr: snr))
+            let reframed = signatures.dropFirst().map(\.landmarks)
+            var unitVotes: [Int: (offset: Int, count: Int)] = [:]
+            let weak = try XCTUnwrap(matcher.match(signatures[0].landmarks, reframed: reframed, threshold: 0, unitVotes: &unitVotes).first)
+            XCTAssertEqual(matcher.index.references[weak.referenceIndex].item.id, id)
+            XCTAssertEqual(weak.confidence, landmark, accuracy: 0.005)
+            // The frames the check reads: the query's, up to its last landmark.
+            let queryFrames = Int(signatures[0].landmarks.map(\.anchorFrame).max() ?? 0) + 1
+            let tables = SpectrumTables(ring, first: 0, last: min(queryFrames, ring.latest))
+            let evidence = try XCTUnwrap(matcher.spectralEvidence(reference: weak.referenceIndex, offsetFrames: weak.offsetFrames,
+                                                                  speed: unit, tables: tables))
+            XCTAssertEqual(evidence.score, spectral, accuracy: 0.01, "\(evidence)")
+            XCTAssertLessThan(SpectralCheck.confidence(score: evidence.score), 0.05)
+            let checked = matcher.match(signatures[0].landmarks, reframed: reframed, spectrum: ring)
+            XCTAssertEqual(checked.map { matcher.index.references[$0.referenceIndex].item.id }, [id])
+            let best = try XCTUnwrap(checked.first)
+            XCTAssertEqual(best.offsetFrames * Configuration().hopDuration, Double(from), accuracy: 0.05)
+            XCTAssertEqual(best.confidence, combined, accuracy: 0.005)
+            XCTAssertEqual(best.confidence, SpectralCheck.confidence(score: SpectralCheck.combinedScore(spectral: evidence.score,
+                                                                                                        landmarkConfidence: weak.confidence)),
+                           accuracy: 1e-9)
+        }
+    }
+
+    func testLandmarkEvidenceLowersTheSpectralScoreAMatchNeeds() {
+        // The score of a confidence inverts the confidence curve.
+        XCTAssertEqual(SpectralCheck.score(confidence: 0.5), SpectralCheck.halfScore, accuracy: 1e-12)
+        XCTAssertEqual(SpectralCheck.score(confidence: 0.95), SpectralCheck.halfScore + 1, accuracy: 1e-12)
+        XCTAssertEqual(SpectralCheck.confidence(score: SpectralCheck.score(confidence: 0.2)), 0.2, accuracy: 1e-12)
+        // Landmark confidence 0.2 is score 5 − ln 4 / ln 19 = 4.5292: half of it added, a spectral
+        // score of 2.74 reaches 0.5, which alone gives 0.0013.
+        XCTAssertEqual(SpectralCheck.combinedScore(spectral: 2.74, landmarkConfidence: 0.2), 5.0046, accuracy: 1e-4)
+        XCTAssertGreaterThan(SpectralCheck.confidence(score: SpectralCheck.combinedScore(spectral: 2.74, landmarkConfidence: 0.2)), 0.5)
+        XCTAssertEqual(SpectralCheck.confidence(score: 2.74), 0.0013, accuracy: 1e-4)
+        // No landmark evidence (confidence 0, or below that of score 0) adds nothing and takes nothing away.
+        XCTAssertEqual(SpectralCheck.combinedScore(spectral: 3, landmarkConfidence: 0), 3)
+        XCTAssertEqual(SpectralCheck.combinedScore(spectral: 3, landmarkConfidence: 1e-9), 3)
+        XCTAssertEqual(SpectralCheck.combinedScore(spectral: -1, landmarkConfidence: 0.05), -1 + 0.5 * 4, accuracy: 1e-12)
+    }
+
     func testKeepingRenumbersTheGroupsThatSurvive() {
         func match(_ ref: Int, _ confidence: Double, group: Int?) -> MatchCandidate {
             MatchCandidate(referenceIndex: ref, offsetFrames: 0, speed: SpeedCandidate(timeScale: 1, frequencyScale: 1),
