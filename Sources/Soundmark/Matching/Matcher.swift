@@ -95,8 +95,9 @@ public struct MatchOptions: Sendable {
     /// bounded. Default 2^18 (4 MB of keys and their sort's scratch per thread): on a 211-hour
     /// catalog (2,817 references) the unchanged speed's votes of a 10 s clip are 2.1 million
     /// keys, and over 16 clips (interleaved) identify's peak RSS was at most 84.0 MB with 2^18,
-    /// 94.6 MB with 2^19 and 95.0 MB with 2^20 (median 81.1, 85.6, 90.9 MB). Each part sweeps the
-    /// candidate's buckets again: mean CPU time 978, 882 and 851 ms.
+    /// 94.6 MB with 2^19 and 95.0 MB with 2^20 (median 81.1, 85.6, 90.9 MB); mean CPU time 978,
+    /// 882 and 851 ms when each part read the candidate's whole buckets again (now the first part
+    /// notes where each part's references lie in each bucket and the others read only that).
     public var voteKeysPerPart: Int = 1 << 18
 
     /// The defaults.
@@ -247,12 +248,16 @@ public final class Matcher {
         // their pages stays resident (PostingIndex.forEachRange).
         buckets.sort { $0.lo < $1.lo }
         let ranges = buckets.map { $0.lo..<$0.hi }
-        // Keys of the postings of references `part` (all when nil), `capacity` of them expected.
-        func collect(_ part: Range<Int>?, capacity: Int) -> [UInt64] {
+        // Keys of the postings `sweep[k]` of bucket `bucket[k]` (of the references `part` when
+        // given, all when nil), `capacity` of them expected; `split` is called with each
+        // bucket's postings as read.
+        func collect(_ sweep: [Range<Int>], bucket: (Int) -> Int, part: Range<Int>?, capacity: Int,
+                     split: (Int, UnsafeBufferPointer<UInt64>) -> Void = { _, _ in }) -> [UInt64] {
             var keys: [UInt64] = []
             keys.reserveCapacity(capacity)
-            index.postings.forEachRange(ranges) { i, entries in
-                let b = buckets[i]
+            index.postings.forEachRange(sweep) { k, entries in
+                split(k, entries)
+                let b = buckets[bucket(k)]
                 var range = 0..<entries.count
                 if let reference { range = PostingIndex.run(of: reference, in: entries, 0, entries.count) }
                 if let part {
@@ -276,15 +281,43 @@ public final class Matcher {
         let perPart = max(1, options.voteKeysPerPart)
         let parts = reference == nil ? min(index.references.count, (total + perPart - 1) / perPart) : 1
         guard parts > 1 else {
-            var keys = collect(nil, capacity: total)
+            var keys = collect(ranges, bucket: { $0 }, part: nil, capacity: total)
             return Matcher.bestPerReference(sorting: &keys)
         }
         var best: [Int: (offset: Int, count: Int)] = [:]
         let references = index.references.count
+        let bounds = (0...parts).map { $0 * references / parts }
+        // The first part's sweep reads whole buckets and notes where each part's references
+        // start in each (buckets are ordered by reference); the later parts read only their
+        // stretch of each bucket (re-reading and widening whole buckets per part was about 130 ms
+        // of a 10 s clip's CPU on a 211-hour catalog).
+        var splits = [Int](repeating: 0, count: ranges.count * (parts + 1))
         for part in 0..<parts {
-            let first = part * references / parts, last = (part + 1) * references / parts
-            guard last > first else { continue }
-            var keys = collect(first..<last, capacity: total / parts + total / (4 * parts))
+            let first = bounds[part], last = bounds[part + 1]
+            let capacity = total / parts + total / (4 * parts)
+            var keys: [UInt64]
+            if part == 0 {
+                keys = collect(ranges, bucket: { $0 }, part: first..<last, capacity: capacity) { k, entries in
+                    var at = 0
+                    for p in 1..<parts {
+                        at = PostingIndex.run(of: bounds[p], in: entries, at, entries.count).lowerBound
+                        splits[k * (parts + 1) + p] = at
+                    }
+                    splits[k * (parts + 1) + parts] = entries.count
+                }
+            } else {
+                var sweep: [Range<Int>] = [], bucketOf: [Int] = []
+                sweep.reserveCapacity(ranges.count)
+                bucketOf.reserveCapacity(ranges.count)
+                for k in ranges.indices {
+                    let lo = ranges[k].lowerBound + splits[k * (parts + 1) + part]
+                    let hi = ranges[k].lowerBound + splits[k * (parts + 1) + part + 1]
+                    guard hi > lo else { continue }
+                    sweep.append(lo..<hi)
+                    bucketOf.append(k)
+                }
+                keys = collect(sweep, bucket: { bucketOf[$0] }, part: nil, capacity: capacity)
+            }
             best.merge(Matcher.bestPerReference(sorting: &keys)) { a, _ in a }
         }
         return best
@@ -377,7 +410,7 @@ public final class Matcher {
 
     /// Calls `body` with each run of `keys` (sorted by their bits above the hash): the key
     /// without the hash and the number of distinct hashes in it, in order. The hashes of a run
-    /// are ordered in place to count them (most runs hold one or two keys).
+    /// of more than two keys are ordered in place to count them (most runs hold one or two).
     private static func forEachRun(ofSorted keys: inout [UInt64], _ body: (UInt64, Int) -> Void) {
         let hashBits = Matcher.hashBits
         keys.withUnsafeMutableBufferPointer { k in
@@ -387,7 +420,9 @@ public final class Matcher {
                 var j = i + 1
                 while j < k.count && k[j] >> hashBits == key { j += 1 }
                 var distinct = 1
-                if j - i > 1 {
+                if j - i == 2 {
+                    if k[i] != k[i + 1] { distinct = 2 }
+                } else if j - i > 2 {
                     var group = UnsafeMutableBufferPointer(rebasing: k[i..<j])
                     group.sort()
                     for t in (i + 1)..<j where k[t] != k[t - 1] { distinct += 1 }
@@ -463,6 +498,20 @@ public final class Matcher {
     /// The lookup source of `reference` (see ``ReferencePostings``).
     private func referencePostings(_ reference: Int) -> ReferencePostings {
         ReferencePostings(reference: reference, directory: index.postings.hashDirectory(of: reference))
+    }
+
+    /// The lookup source of `reference` for the hashes of `landmarks` at `speeds` only
+    /// (``PostingIndex/hashDirectory(of:onlyHashes:)``): a lookup of any other hash finds nothing,
+    /// so it serves only lookups of those landmarks at those speeds.
+    private func referencePostings(_ reference: Int, onlyHashesOf landmarks: [LandmarkHasher.Prepared],
+                                   at speeds: [SpeedCandidate]) -> ReferencePostings {
+        var wanted: [UInt32] = []
+        wanted.reserveCapacity(landmarks.count * speeds.count)
+        for c in speeds {
+            let shift = hasher.logShift(frequencyScale: c.frequencyScale)
+            for l in landmarks { if let h = hasher.hash(l, timeScale: c.timeScale, logShift: shift) { wanted.append(h) } }
+        }
+        return ReferencePostings(reference: reference, directory: index.postings.hashDirectory(of: reference, onlyHashes: wanted))
     }
 
     /// `source`'s postings of hash `h` (positions for ``withFrames(_:in:_:)``); empty when it has
@@ -732,9 +781,11 @@ public final class Matcher {
                 return (ca, b.0) > (cb, a.0)
             }.prefix(options.speedShortlist)
             let shortlisted = Array(ranked)
-            let fullVotes = concurrentMap(shortlisted.count) { i -> (ReferencePostings, [(Int, (offset: Int, count: Int))]) in
+            // (Each reference's postings of the hashes these votes look up only: most of these
+            // references are not refined, and those that are get their whole table then.)
+            let fullVotes = concurrentMap(shortlisted.count) { i -> (Int, [(Int, (offset: Int, count: Int))]) in
                 let (ref, cis) = shortlisted[i]
-                let source = referencePostings(ref)
+                let source = referencePostings(ref, onlyHashesOf: landmarks, at: cis.map { candidates[$0] })
                 var found: [(Int, (offset: Int, count: Int))] = []
                 for ci in cis.sorted() {
                     var noMemo: LookupMemo? = nil
@@ -742,11 +793,10 @@ public final class Matcher {
                         found.append((ci, b))
                     }
                 }
-                return (source, found)
+                return (ref, found)
             }
-            for (source, found) in fullVotes {
-                sources[source.reference] = source
-                for (ci, b) in found { merge(ci, source.reference, b) }
+            for (ref, found) in fullVotes {
+                for (ci, b) in found { merge(ci, ref, b) }
             }
         }
         // The references worth refining: the strongest vote peaks (chance alone rarely puts more
@@ -1019,7 +1069,8 @@ public final class Matcher {
     public func matchedStretch(of candidate: MatchCandidate, in query: [Landmark])
         -> (queryStart: Double, queryEnd: Double, referenceStart: Double, referenceEnd: Double)? {
         let c = candidate.speed
-        let matched = agreeing(query.compactMap { hasher.prepare($0) }, c, source: referencePostings(candidate.referenceIndex),
+        let landmarks = query.compactMap { hasher.prepare($0) }
+        let matched = agreeing(landmarks, c, source: referencePostings(candidate.referenceIndex, onlyHashesOf: landmarks, at: [c]),
                                skippingCommonHashes: false) { frame, l in
             abs(Double(frame) - (candidate.offsetFrames + c.timeScale * Double(l.anchorFrame))) <= 1.5
         }

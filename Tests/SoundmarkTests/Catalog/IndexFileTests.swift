@@ -103,6 +103,19 @@ final class IndexFileTests: XCTestCase {
             XCTAssertEqual(own.map(\.frame), mapped.postings.frames(of: r))
             let expected = Set(PostingCodec.postings(of: signatures[sortedIDs[r]]!).map { [$0.frame, $0.hash] })
             XCTAssertEqual(Set(own.map { [$0.frame, $0.hash] }), expected)
+            // Restricted to some hashes (every third of its own, repeated, and hashes it does not
+            // hold): exactly the whole table's postings of those hashes, in its order.
+            let all = try XCTUnwrap(mapped.postings.postingsByHash(of: r))
+            let hashes = Array(Set(own.map(\.hash))).sorted()
+            let held = Set(hashes)
+            let absent = Array((0..<UInt32(1 << 21)).lazy.filter { !held.contains($0) }.prefix(50))
+            let wanted = stride(from: 0, to: hashes.count, by: 3).map { hashes[$0] }
+            let kept = Set(wanted)
+            let partial = try XCTUnwrap(mapped.postings.postingsByHash(of: r, onlyHashes: Array((wanted + Array(wanted.prefix(20)) + absent).reversed())))
+            XCTAssertEqual(partial, all.filter { kept.contains(UInt32($0 >> 32)) })
+            XCTAssertGreaterThan(partial.count, all.count / 4)
+            XCTAssertEqual(mapped.postings.postingsByHash(of: r, onlyHashes: []), [])
+            XCTAssertNil(memory.postings.postingsByHash(of: r, onlyHashes: wanted))
         }
         let q = try query("supertux-forest", at: 12)
         let fromFile = Matcher(index: mapped).match(q)
