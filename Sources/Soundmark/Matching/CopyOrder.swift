@@ -91,12 +91,8 @@ extension Matcher {
             matches[$0].referenceIndex == first.referenceIndex && matches[$0].speed == first.speed
         }
         guard !copies.isEmpty else { return matches }
-        let queryFrames = Int(query.map(\.anchorFrame).max() ?? 0) + 1
-        let firstFrame = max(0, spectrum.latest - SpectrumRing.capacity + 1)
-        var lastFrame = min(queryFrames, spectrum.latest)
-        while lastFrame > firstFrame && !spectrum.holds(lastFrame) { lastFrame -= 1 }
-        guard lastFrame > firstFrame + 2 else { return matches }
-        let tables = SpectrumTables(spectrum, first: firstFrame, last: lastFrame)
+        let tables = SpectrumTables(spectrum, framesOf: query)
+        guard tables.last > tables.first + 2 else { return matches }
         var best = 0
         for j in copies {
             guard let c = compareCopies(reference: first.referenceIndex, speed: first.speed, offsets: (matches[j].offsetFrames, matches[best].offsetFrames),
@@ -124,10 +120,8 @@ extension Matcher {
         // Query frames read, and the peaks of each copy over them (in query frames).
         let from = tables.first + 1, to = tables.last
         func peaks(_ offset: Double) -> [PeakEdge.Peak] {
-            let y0 = offset + ts * (Double(from) - 2), y1 = offset + ts * (Double(to) + 2)
-            guard y1 >= 0 else { return [] }
-            let lo = UInt32(max(0, y0.rounded(.down))), hi = UInt32(min(Double(UInt32.max - 1), max(0, y1.rounded(.up))))
-            return PeakEdge.referencePeaks(index.postings, reference: reference, hasher: hasher, frames: lo...hi)
+            alignedPeaks(reference: reference, offsetFrames: offset, timeScale: ts, hasher: hasher,
+                         queryFrames: Double(from) - 2 ... Double(to) + 2) ?? []
         }
         let own = peaks(offsets.own), other = peaks(offsets.other)
         guard !own.isEmpty || !other.isEmpty else { return nil }

@@ -143,12 +143,7 @@ extension Matcher {
             checked.append((ref, Double(v.offset), unit, v.count, nil))
         }
         guard !checked.isEmpty else { return Matcher.keeping(all, atLeast: options.threshold) }
-        // The frames read: the query's (up to its last landmark), as far back as the ring holds.
-        let queryFrames = Int(query.map(\.anchorFrame).max() ?? 0) + 1
-        let firstFrame = max(0, spectrum.latest - SpectrumRing.capacity + 1)
-        var lastFrame = min(queryFrames, spectrum.latest)
-        while lastFrame > firstFrame && !spectrum.holds(lastFrame) { lastFrame -= 1 }
-        let tables = SpectrumTables(spectrum, first: firstFrame, last: lastFrame)
+        let tables = SpectrumTables(spectrum, framesOf: query)
         let evidence = concurrentMap(checked.count) { i in
             spectralEvidence(reference: checked[i].reference, offsetFrames: checked[i].offset, speed: checked[i].speed,
                              tables: tables)
@@ -184,6 +179,18 @@ extension Matcher {
         return kept
     }
 
+    /// The peaks of `reference` (see ``PeakEdge/referencePeaks(_:reference:hasher:frames:)``) that
+    /// lie over `queryFrames` (query frames) when the reference is aligned with the query at
+    /// `offsetFrames` (reference frame at query frame 0) and `timeScale` (reference frames per
+    /// query frame); `nil` when that stretch ends before the reference's frame 0.
+    func alignedPeaks(reference: Int, offsetFrames: Double, timeScale: Double, hasher: LandmarkHasher,
+                      queryFrames: ClosedRange<Double>) -> [PeakEdge.Peak]? {
+        let y0 = offsetFrames + timeScale * queryFrames.lowerBound, y1 = offsetFrames + timeScale * queryFrames.upperBound
+        guard y1 >= 0 else { return nil }
+        let lo = UInt32(max(0, y0.rounded(.down))), hi = UInt32(min(Double(UInt32.max - 1), max(0, y1.rounded(.up))))
+        return PeakEdge.referencePeaks(index.postings, reference: reference, hasher: hasher, frames: lo...hi)
+    }
+
     /// The spectral evidence (see ``SpectralCheck``) for `reference` aligned with the query at
     /// `offsetFrames` (reference frame at query frame 0) and `speed`, over query frames
     /// `0 ..< queryFrames` held by `spectrum`; `nil` when fewer than
@@ -194,10 +201,9 @@ extension Matcher {
         let hasher = LandmarkHasher(configuration: configuration)
         let ts = speed.timeScale
         let reach = (SpectralCheck.nearShifts + SpectralCheck.farShifts).map(abs).max() ?? 0
-        let y0 = offsetFrames + ts * (Double(tables.first) - reach - 2), y1 = offsetFrames + ts * (Double(tables.last) + reach + 2)
-        guard y1 >= 0 else { return nil }
-        let lo = UInt32(max(0, y0.rounded(.down))), hi = UInt32(min(Double(UInt32.max - 1), max(0, y1.rounded(.up))))
-        let peaks = PeakEdge.referencePeaks(index.postings, reference: reference, hasher: hasher, frames: lo...hi)
+        guard let peaks = alignedPeaks(reference: reference, offsetFrames: offsetFrames, timeScale: ts, hasher: hasher,
+                                       queryFrames: Double(tables.first) - reach - 2 ... Double(tables.last) + reach + 2)
+        else { return nil }
         // The bins of every step a reading may ask for (the peaks' steps and their decoys), worked
         // out once.
         let stepBins = SpectrumEdge.bins(configuration: configuration, logShift: hasher.logShift(frequencyScale: speed.frequencyScale),
@@ -244,6 +250,16 @@ struct SpectrumTables {
     let first: Int, last: Int, width: Int
     private var top: [UInt8]
     private var sums: [Int32]
+
+    /// Tables of the frames of `ring` a query's landmarks span: up to the query's last anchor
+    /// frame (frame 0 at the query's start), as far back as the ring holds.
+    init(_ ring: SpectrumRing, framesOf query: [Landmark]) {
+        let queryFrames = Int(query.map(\.anchorFrame).max() ?? 0) + 1
+        let first = max(0, ring.latest - SpectrumRing.capacity + 1)
+        var last = min(queryFrames, ring.latest)
+        while last > first && !ring.holds(last) { last -= 1 }
+        self.init(ring, first: first, last: last)
+    }
 
     /// Tables of `ring`'s frames `first ... last` (every one stored).
     init(_ ring: SpectrumRing, first: Int, last: Int) {
