@@ -366,14 +366,7 @@ public struct PostingIndex: Sendable {
         guard let frameStart, let frames, let referenceHashes, reference >= 0, reference < referenceCount else { return nil }
         let range = Int(frameStart[reference]) ..< Int(frameStart[reference + 1])
         let n = range.count
-        let hashBits = max(1, Int.bitWidth - max(0, start.count - 2).leadingZeroBitCount)
-        // About 2 keys a cell: most cells then hold one hash, already in frame order, so ordering
-        // a cell costs a comparison or two and a lookup reads one or two keys (with about 8 keys
-        // a cell, as before, building the directories of the references one 10 s clip shortlists
-        // was a ninth of identify's CPU time on the 8-hour bench catalog); the directory takes
-        // 2 bytes a posting.
-        let cellBits = min(hashBits, max(4, Int.bitWidth - max(0, n / 2 - 1).leadingZeroBitCount))
-        let shift = hashBits - cellBits, cells = 1 << cellBits
+        let (shift, cells) = directoryCells(postings: n)
         var cellStart = [UInt32](repeating: 0, count: cells + 1)
         var keys = [UInt64](unsafeUninitializedCapacity: n) { _, written in written = n }
         frames.withUnsafeBufferPointer { f in
@@ -415,6 +408,18 @@ public struct PostingIndex: Sendable {
         return (keys, cellStart, shift)
     }
 
+    /// The cells of a hash directory over `n` postings (see ``hashDirectory(of:)``): the hash bits
+    /// above `shift` pick one of `cells` (a power of two, at least 16). About 2 keys a cell: most
+    /// cells then hold one hash, already in frame order, so ordering a cell costs a comparison or
+    /// two and a lookup reads one or two keys (with about 8 keys a cell, as before, building the
+    /// directories of the references one 10 s clip shortlists was a ninth of identify's CPU time
+    /// on the 8-hour bench catalog); the directory takes 2 bytes a posting.
+    private func directoryCells(postings n: Int) -> (shift: Int, cells: Int) {
+        let hashBits = max(1, Int.bitWidth - max(0, start.count - 2).leadingZeroBitCount)
+        let cellBits = min(hashBits, max(4, Int.bitWidth - max(0, n / 2 - 1).leadingZeroBitCount))
+        return (hashBits - cellBits, 1 << cellBits)
+    }
+
     /// ``hashDirectory(of:)`` of `reference`'s postings whose hash is one of `wanted` only (in
     /// any order, repeats allowed): a lookup of one of those hashes finds the same postings, in
     /// the same order, as in the whole directory; a lookup of any other hash finds none. For a
@@ -454,9 +459,7 @@ public struct PostingIndex: Sendable {
         referenceHashes.releaseResidentPages(range)
         keys.sort()
         let n = keys.count
-        let hashBits = max(1, Int.bitWidth - max(0, start.count - 2).leadingZeroBitCount)
-        let cellBits = min(hashBits, max(4, Int.bitWidth - max(0, n / 2 - 1).leadingZeroBitCount))
-        let shift = hashBits - cellBits, cells = 1 << cellBits
+        let (shift, cells) = directoryCells(postings: n)
         var cellStart = [UInt32](repeating: 0, count: cells + 1)
         for k in keys { cellStart[Int(k >> 32) >> shift + 1] += 1 }
         for i in 0..<cells { cellStart[i + 1] += cellStart[i] }
