@@ -1088,7 +1088,6 @@ public final class Matcher {
     /// `hashes`, when given, are ``stepHashes(_:_:)`` of `landmarks` around `c`.
     private func refine(_ landmarks: [LandmarkHasher.Prepared], source: ReferencePostings, around c: SpeedCandidate, count: Int, offset: Int,
                         hashes: [UInt32]? = nil) -> (speed: SpeedCandidate, offset: Int, count: Int) {
-        let reference = source.reference
         var tried = [(step: 0, speed: c, offset: offset, count: count)]
         var memo: LookupMemo? = LookupMemo(count: landmarks.count)
         for (k, (i, s)) in Matcher.refineSteps(around: c).enumerated() {
