@@ -141,7 +141,9 @@ public final class Scanner {
     private var window: [LandmarkHasher.Prepared] = []
     /// Landmarks of the last ``historyFrames`` frames (a superset of `window`): a line found in a
     /// window is traced back through them, so a weak stretch that took a whole window to reach
-    /// ``ScanOptions/minWindowHits`` still starts where its first hit is.
+    /// ``ScanOptions/minWindowHits`` still starts where its first hit is. It reaches 20 s before
+    /// the window (26 s with the default 6 s window): under pink noise at 0 dB SNR a play can
+    /// take 15 s to give a window enough hits.
     private var history: [LandmarkHasher.Prepared] = []
     private let historyFrames: Int
     /// Landmarks appended to ``window`` and ``history`` so far; the sequence number of
@@ -199,7 +201,7 @@ public final class Scanner {
         hopFrames = max(1, Int((options.hopSeconds / hop).rounded()))
         blocksPerWindow = max(1, Int((options.windowSeconds / options.hopSeconds).rounded()))
         nextBlockEnd = hopFrames
-        historyFrames = Int(((options.windowSeconds + 8) / hop).rounded())
+        historyFrames = Int(((options.windowSeconds + 20) / hop).rounded())
         // One hop's votes: a few thousand keys on the benchmark's mixes (the table grows when a
         // hop holds more). 2^14 slots stay in the processor's cache where 2^16 (768 KB) did not;
         // the keys drain in the order they were first voted for, whatever the capacity.
@@ -381,23 +383,36 @@ public final class Scanner {
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
             best[ref] = (k, total)
         }
+        // Every open line that still holds in this window is extended by its exact hits, whatever
+        // the window's votes (a line's hits use every landmark and the frame differences ±1, its
+        // votes one landmark in ``ScanOptions/voteSubsample`` at the coarse speeds: under noise a
+        // play goes on gathering hits over windows whose votes miss it). A reference that repeats
+        // itself matches a window at several offsets with similar counts: each of its open lines
+        // gathers its own evidence; the weaker duplicate is dropped when segments are cleaned up
+        // (``resolveOverlaps(_:threshold:)``).
+        let windowMid = (windowStart + windowEnd) / 2
+        var lines: [Int: [(referenceFrame: Double, hits: Int)]] = [:]
+        for s in open {
+            let slope = s.line.slope
+            let referenceFrame = s.referenceFrame(at: windowMid)
+            let offset = Int((referenceFrame - slope * Double(windowMid)).rounded())
+            let own = exactHits(ref: s.ref, candidate: s.candidate, around: offset, slope: slope)
+            if own.count >= options.minWindowHits { attach(ref: s.ref, candidate: s.candidate, hits: own, slope: slope) }
+            lines[s.ref, default: []].append((referenceFrame, own.count))
+        }
         for (ref, b) in best.sorted(by: { $0.value.count > $1.value.count }) {
-            // A reference that repeats itself matches a window at several offsets with similar
-            // counts. Every open line of the reference that still holds in this window is
-            // extended, so each repeat gathers its own evidence; the weaker duplicate is
-            // dropped when segments are cleaned up (``resolveOverlaps(_:threshold:)``).
-            let windowMid = (windowStart + windowEnd) / 2
-            var strongest = 0
-            for s in open where s.ref == Int(ref) {
-                let slope = s.line.slope
-                let offset = Int((s.referenceFrame(at: windowMid) - slope * Double(windowMid)).rounded())
-                let own = exactHits(ref: Int(ref), candidate: s.candidate, around: offset, slope: slope)
-                if own.count >= options.minWindowHits { attach(ref: Int(ref), candidate: s.candidate, hits: own, slope: slope) }
-                strongest = max(strongest, own.count)
-            }
-            // An open line that explains the window's best vote already: no new line to look for.
-            if strongest >= Int(b.count) * max(1, options.voteSubsample) { continue }
             let (coarse, _, offsetBin) = decodeKey(b.key)
+            // An open line at the best vote's alignment (the reference frame at the window's
+            // middle within 0.4 s, as ``attach(ref:candidate:hits:slope:)`` joins hits to a
+            // line) that explains it already: no new line to look for. A vote at another
+            // alignment of a reference with an open line is looked at whatever that line's hits:
+            // a passage the reference repeats almost exactly matches both copies, and the one
+            // found first must not keep the true one from opening where it starts.
+            let voted = Double(offsetBin * 4 + 2 - Scanner.offsetBias)
+                + options.candidates[coarse].timeScale * Double(windowMid)
+            if lines[Int(ref), default: []].contains(where: {
+                abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(b.count) * max(1, options.voteSubsample)
+            }) { continue }
             // The coarse offset was measured at the window's middle with the coarse speed;
             // each neighbouring fine speed shifts it by (its speed − coarse speed) · middle.
             // A pitch shift without a tempo change (time scale 1 at a pitched candidate) is
