@@ -371,18 +371,6 @@ public final class Scanner {
         for v in votes {
             if let last = sums.last, last.key == v.key { sums[sums.count - 1].count += v.count } else { sums.append(v) }
         }
-        // Best (candidate, offset bin) per reference, counting neighbouring offset bins.
-        var best: [UInt64: (key: UInt64, count: Int32)] = [:]
-        for i in sums.indices {
-            let (k, n) = sums[i]
-            let below = i > 0 && sums[i - 1].key == k &- 1 ? sums[i - 1].count : 0
-            let above = i + 1 < sums.count && sums[i + 1].key == k &+ 1 ? sums[i + 1].count : 0
-            let total = n + below + above
-            guard total >= Int32(max(3, options.minWindowHits / max(1, options.voteSubsample))) else { continue }
-            let ref = decodeKey(k).ref
-            if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
-            best[ref] = (k, total)
-        }
         // Every open line that still holds in this window is extended by its exact hits, whatever
         // the window's votes (a line's hits use every landmark and the frame differences ±1, its
         // votes one landmark in ``ScanOptions/voteSubsample`` at the coarse speeds: under noise a
@@ -400,19 +388,33 @@ public final class Scanner {
             if own.count >= options.minWindowHits { attach(ref: s.ref, candidate: s.candidate, hits: own, slope: slope) }
             lines[s.ref, default: []].append((referenceFrame, own.count))
         }
+        // Best (candidate, offset bin) per reference, counting neighbouring offset bins, among
+        // the votes no open line explains already. An open line explains a vote when it lies at
+        // the vote's alignment (its reference frame at the window's middle within 0.4 s, as
+        // ``attach(ref:candidate:hits:slope:)`` joins hits to a line) and has at least as many
+        // hits as the vote stands for. A passage the reference repeats matches both copies with
+        // the same votes: the copy found first must not keep the other from opening where it
+        // starts (the recording goes on as only one of them does).
+        var best: [UInt64: (key: UInt64, count: Int32)] = [:]
+        for i in sums.indices {
+            let (k, n) = sums[i]
+            let below = i > 0 && sums[i - 1].key == k &- 1 ? sums[i - 1].count : 0
+            let above = i + 1 < sums.count && sums[i + 1].key == k &+ 1 ? sums[i + 1].count : 0
+            let total = n + below + above
+            guard total >= Int32(max(3, options.minWindowHits / max(1, options.voteSubsample))) else { continue }
+            let (coarse, ref, offsetBin) = decodeKey(k)
+            if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
+            if let explaining = lines[Int(ref)] {
+                let voted = Double(offsetBin * 4 + 2 - Scanner.offsetBias)
+                    + options.candidates[coarse].timeScale * Double(windowMid)
+                if explaining.contains(where: {
+                    abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
+                }) { continue }
+            }
+            best[ref] = (k, total)
+        }
         for (ref, b) in best.sorted(by: { $0.value.count > $1.value.count }) {
             let (coarse, _, offsetBin) = decodeKey(b.key)
-            // An open line at the best vote's alignment (the reference frame at the window's
-            // middle within 0.4 s, as ``attach(ref:candidate:hits:slope:)`` joins hits to a
-            // line) that explains it already: no new line to look for. A vote at another
-            // alignment of a reference with an open line is looked at whatever that line's hits:
-            // a passage the reference repeats almost exactly matches both copies, and the one
-            // found first must not keep the true one from opening where it starts.
-            let voted = Double(offsetBin * 4 + 2 - Scanner.offsetBias)
-                + options.candidates[coarse].timeScale * Double(windowMid)
-            if lines[Int(ref), default: []].contains(where: {
-                abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(b.count) * max(1, options.voteSubsample)
-            }) { continue }
             // The coarse offset was measured at the window's middle with the coarse speed;
             // each neighbouring fine speed shifts it by (its speed − coarse speed) · middle.
             // A pitch shift without a tempo change (time scale 1 at a pitched candidate) is
