@@ -30,7 +30,7 @@ extension SpectralCheckTests {
         let hop = Configuration().hopDuration
         // 8 s of the second copy (its 4–12 s: the differing spot at 3–4.5 s of the clip) under
         // pink noise as loud as the music.
-        let (signatures, ring) = query(withPinkNoise(Array(copy[(4 * rate)..<(12 * rate)]), snr: 0))
+        let (signatures, ring) = query(TestSupport.withPinkNoise(Array(copy[(4 * rate)..<(12 * rate)]), snr: 0))
         let found = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks), spectrum: ring)
         XCTAssertEqual(found.map { ($0.offsetFrames * hop * 10).rounded() / 10 }.prefix(2), [29, 4], "\(found.map(\.framingTotal))")
         let own = try XCTUnwrap(found.first), other = try XCTUnwrap(found.dropFirst().first)
@@ -61,7 +61,7 @@ extension SpectralCheckTests {
         let matcher = Matcher(index: index)
         let hop = Configuration().hopDuration
         for snr: Float in [20, 0] {
-            let (signatures, ring) = query(withPinkNoise(Array(passage[(4 * rate)..<(12 * rate)]), snr: snr))
+            let (signatures, ring) = query(TestSupport.withPinkNoise(Array(passage[(4 * rate)..<(12 * rate)]), snr: snr))
             let found = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks), spectrum: ring)
             XCTAssertEqual(found.count, 2, "\(snr) dB")
             XCTAssertEqual(Set(found.map { ($0.offsetFrames * hop * 100).rounded() / 100 }), [4, 29], "\(snr) dB")

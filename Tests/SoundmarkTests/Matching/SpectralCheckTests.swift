@@ -17,13 +17,6 @@ final class SpectralCheckTests: XCTestCase {
         return try catalog.loadIndex()
     }
 
-    /// `clip` with ``MarkerTests/pinkNoise(count:seed:)`` `snr` dB under (above, when negative) it.
-    func withPinkNoise(_ clip: [Float], snr: Float, seed: UInt64 = 7) -> [Float] {
-        let noise = MarkerTests.pinkNoise(count: clip.count, seed: seed)
-        let gain = (clip.reduce(0) { $0 + $1 * $1 } / noise.reduce(0) { $0 + $1 * $1 } / pow(10, snr / 10)).squareRoot()
-        return zip(clip, noise).map { $0 + $1 * gain }
-    }
-
     /// The query signatures on the four frame grids and framing 0's spectrum, as `identify` makes them.
     func query(_ clip: [Float], _ configuration: Configuration = Configuration()) -> ([Signature], SpectrumRing) {
         var ring = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
@@ -50,7 +43,7 @@ final class SpectralCheckTests: XCTestCase {
         // 10 s of chipdisko from 12 s under pink noise 7 dB louder than the music: too few of its
         // landmarks survive for the votes alone, but its single peaks still stand out.
         let matcher = Matcher(index: try catalog())
-        let (signatures, ring) = query(withPinkNoise(try slice("supertux-chipdisko", from: 12, seconds: 10), snr: -7))
+        let (signatures, ring) = query(TestSupport.withPinkNoise(try slice("supertux-chipdisko", from: 12, seconds: 10), snr: -7))
         let plain = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks))
         XCTAssertEqual(plain.map { matcher.index.references[$0.referenceIndex].item.id }, [], "\(plain.map(\.confidence))")
         let checked = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks), spectrum: ring)
@@ -74,7 +67,7 @@ final class SpectralCheckTests: XCTestCase {
         let matcher = Matcher(index: try catalog())
         let recording = try TestSupport.samples(ofFile: TestSupport.samples.appendingPathComponent("recording.mp3").path)
         let clip = Array(recording[(70 * Self.rate)..<(80 * Self.rate)])
-        for audio in [clip, withPinkNoise(clip, snr: -5)] {
+        for audio in [clip, TestSupport.withPinkNoise(clip, snr: -5)] {
             let (signatures, ring) = query(audio)
             let checked = matcher.match(signatures[0].landmarks, reframed: signatures.dropFirst().map(\.landmarks), spectrum: ring)
             XCTAssertEqual(checked.map { matcher.index.references[$0.referenceIndex].item.id }, [], "\(checked.map(\.confidence))")
@@ -89,7 +82,7 @@ final class SpectralCheckTests: XCTestCase {
         let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
         for (id, from, seconds, snr, landmark, spectral, combined) in [("wesnoth-battle", 30, 5, Float(-13), 0.065, 3.38, 0.783),
                                                                        ("supertux-forest", 20, 10, Float(-12), 0.119, 3.54, 0.886)] {
-            let (signatures, ring) = query(withPinkNoise(try slice(id, from: from, seconds: seconds), snr: snr))
+            let (signatures, ring) = query(TestSupport.withPinkNoise(try slice(id, from: from, seconds: seconds), snr: snr))
             let reframed = signatures.dropFirst().map(\.landmarks)
             var unitVotes: [Int: (offset: Int, count: Int)] = [:]
             let weak = try XCTUnwrap(matcher.match(signatures[0].landmarks, reframed: reframed, threshold: 0, unitVotes: &unitVotes).first)

@@ -1,0 +1,85 @@
+import Foundation
+import XCTest
+@testable import Soundmark
+
+/// Issue 10 (matching in the hard cases): where ``Scanner`` puts a play that is heard under
+/// noise, and which copy of a passage a reference repeats it puts a play on. Recordings are
+/// assembled from the sample references at 8000 Hz mono, so the truth is exact.
+final class ScannerNoiseTests: XCTestCase {
+    private let rate = 8000
+
+    private func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
+        let s = try TestSupport.referenceSamples(id)
+        let a = Int(from * Double(rate)), b = a + Int(seconds * Double(rate))
+        return Array(s[a..<b])
+    }
+
+    private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
+        let scanner = Scanner(index: index)
+        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+        samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
+        g.finish { scanner.consume($0) }
+        return scanner.finish(recordingDuration: Double(samples.count) / Double(rate))
+    }
+
+    /// 8 s of chipdisko (not in the catalog), 24 s of a reference under pink noise as loud as
+    /// the music, 6 s of forest (not in the catalog), after `shift` samples of silence: one
+    /// play from 8 s (plus the shift) to 32 s. Under the noise a play gathers about 2 hits per
+    /// second, and landmarks anchored on chipdisko's last notes with their targets on the
+    /// stretch's first note hit the reference by chance: taken for the play's first hits, they
+    /// started symphony 0.77 s early and battle 0.32 s early (every shift). The start is within
+    /// 0.1 s and maps to the reference time the stretch was cut from.
+    func testPlayUnderPinkNoiseStartsAtItsFirstNote() throws {
+        let ids = ["wesnoth-knolls", "wesnoth-battle", "wesnoth-the-dangerous-symphony"]
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ids.map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        for (id, from) in [("wesnoth-the-dangerous-symphony", 5.0), ("wesnoth-battle", 12.0), ("wesnoth-battle", 5.0)] {
+            for shift in [0, 40] {
+                let body = TestSupport.withPinkNoise(try piece(id, from: from, seconds: 24), snr: 0, seed: 11)
+                let recording = [Float](repeating: 0, count: shift) + (try piece("supertux-chipdisko", from: 3, seconds: 8))
+                    + body + (try piece("supertux-forest", from: 20, seconds: 6))
+                let segments = scan(recording, index: index)
+                let truth = 8 + Double(shift) / Double(rate), name = "\(id) from \(from) s, shift \(shift)"
+                XCTAssertEqual(segments.map(\.item.id), [id], name)
+                guard let s = segments.first else { continue }
+                XCTAssertEqual(s.start, truth, accuracy: 0.1, name)
+                XCTAssertEqual(s.end, truth + 24, accuracy: 0.3, name)
+                XCTAssertEqual(s.referenceTime(at: truth), from, accuracy: 0.05, name)
+            }
+        }
+    }
+
+    /// A reference that repeats a 30 s passage (knolls 5-35 s at 0 s and again at 40 s, with
+    /// 10 s of battle between and 15 s of other battle after the second copy), the copies
+    /// bit-exact or the second one altered (0.9 times as loud, pink noise 20 dB under it). A
+    /// recording of 6 s of chipdisko, one copy with what follows it in the reference, then 4 s
+    /// of forest, under pink noise (none, 5 dB, 0 dB): one play from 6 s, on the copy that
+    /// played (reference time 0 or 40 s at 6 s). The copy found first kept the other from
+    /// opening: a play of the bit-exact second copy started 17.6 s late (ref 57.6 s), and a
+    /// play of the first copy was put on the altered second (ref 39.9 s).
+    func testRepeatedPassageIsPlacedOnTheCopyThatPlays() throws {
+        let passage = try piece("wesnoth-knolls", from: 5, seconds: 30)
+        let between = try piece("wesnoth-battle", from: 5, seconds: 10)
+        let after = try piece("wesnoth-battle", from: 20, seconds: 15)
+        let altered = TestSupport.withPinkNoise(passage.map { $0 * 0.9 }, snr: 20, seed: 3)
+        let lead = try piece("supertux-chipdisko", from: 3, seconds: 6), tail = try piece("supertux-forest", from: 20, seconds: 4)
+        for (copies, second) in [("bit-exact", passage), ("altered", altered)] {
+            let reference = passage + between + second + after
+            let index = CatalogIndex(configuration: Configuration(),
+                                     items: [(MediaItem(id: "repeats"), TestSupport.signature(of: reference, role: .reference))])
+            for (played, body, referenceStart) in [("first", passage + between, 0.0), ("second", second + after, 40.0)] {
+                for snr: Float? in [nil, 5, 0] {
+                    let heard = snr.map { TestSupport.withPinkNoise(body, snr: $0, seed: 5) } ?? body
+                    let segments = scan(lead + heard + tail, index: index)
+                    let name = "\(copies) copies, \(played) played, noise \(snr.map { "\($0) dB" } ?? "none")"
+                    XCTAssertEqual(segments.count, 1, name)
+                    guard let s = segments.first else { continue }
+                    XCTAssertEqual(s.start, 6, accuracy: 0.1, name)
+                    XCTAssertEqual(s.end, 6 + Double(body.count) / Double(rate), accuracy: 0.1, name)
+                    XCTAssertEqual(s.referenceTime(at: 6), referenceStart, accuracy: 0.1, name)
+                    XCTAssertEqual(s.timeScale, 1, accuracy: 0.002, name)
+                }
+            }
+        }
+    }
+}
