@@ -395,7 +395,7 @@ public final class Scanner {
         // hits as the vote stands for. A passage the reference repeats matches both copies with
         // the same votes: the copy found first must not keep the other from opening where it
         // starts (the recording goes on as only one of them does).
-        var best: [UInt64: (key: UInt64, count: Int32)] = [:]
+        var best: [UInt64: (key: UInt64, count: Int32, far: Bool)] = [:], top: [UInt64: Int32] = [:]
         for i in sums.indices {
             let (k, n) = sums[i]
             let below = i > 0 && sums[i - 1].key == k &- 1 ? sums[i - 1].count : 0
@@ -403,16 +403,24 @@ public final class Scanner {
             let total = n + below + above
             guard total >= Int32(max(3, options.minWindowHits / max(1, options.voteSubsample))) else { continue }
             let (coarse, ref, offsetBin) = decodeKey(k)
+            top[ref] = max(top[ref] ?? 0, total)
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
+            var far = true
             if let explaining = lines[Int(ref)] {
                 let voted = Double(offsetBin * 4 + 2 - Scanner.offsetBias)
                     + options.candidates[coarse].timeScale * Double(windowMid)
                 if explaining.contains(where: {
                     abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
                 }) { continue }
+                far = explaining.allSatisfy { abs($0.referenceFrame - voted) > 2 / hop }
             }
-            best[ref] = (k, total)
+            best[ref] = (k, total, far)
         }
+        // A vote below the reference's best is looked at only as another copy: at least half as
+        // strong, and more than 2 s from every open line of the reference (nearer, it is the
+        // open line's own smear over the coarse speeds and offset bins, and opening it split a
+        // play of a mix in two).
+        best = best.filter { ref, b in b.count >= top[ref]! || (b.far && 2 * b.count >= top[ref]!) }
         for (ref, b) in best.sorted(by: { $0.value.count > $1.value.count }) {
             let (coarse, _, offsetBin) = decodeKey(b.key)
             // The coarse offset was measured at the window's middle with the coarse speed;
@@ -720,22 +728,12 @@ public final class Scanner {
     /// `silentBefore(positions[i])` holds and the next hit follows within `horizon / 2` (a
     /// track whose first second is quieter than the rest gathers fewer hits there, which the
     /// rate test would take for chance).
-    ///
-    /// A cluster whose landmarks all reach across the gap (each hit's other end, `reach`, at or
-    /// past the hit after the cluster, within 2 frames) is tested at ``straddleChanceFactor``
-    /// times the chance rate: a landmark anchored in the audio before a stretch with its target
-    /// on one of the stretch's first peaks needs only its anchor's peak to coincide. Under pink
-    /// noise as loud as the music a play gathers about 2 hits per second, and three such hits
-    /// 0.75 s ahead of it (anchors in the music before, targets on the stretch's first note)
-    /// passed the plain test and started the play 0.77 s early.
     /// - Parameters:
     ///   - chanceRate: chance hits per frame.
     ///   - horizon: frames over which the local rate is measured.
-    ///   - reach: per position, the position (same axis) that every landmark hitting there
-    ///     reaches to (a start's hits: their target frames); `nil`: no cluster straddles.
     ///   - silentBefore: whether the recording holds no landmark just outside position `p`
     ///     (default: never).
-    static func edge(_ positions: [Int32], chanceRate: Double, horizon: Int, reach: [Int32]? = nil,
+    static func edge(_ positions: [Int32], chanceRate: Double, horizon: Int,
                      silentBefore: (Int32) -> Bool = { _ in false }) -> Int {
         func count(from j: Int, through limit: Int) -> Int {
             var lo = j, hi = positions.count
@@ -751,9 +749,7 @@ public final class Scanner {
             for k in 1...4 where i + k < positions.count {
                 let next = Int(positions[i + k])
                 let rate = Double(count(from: i + k, through: next + horizon)) / Double(horizon)
-                let straddles = reach.map { r in (i..<(i + k)).allSatisfy { Int(r[$0]) >= next - 2 } } ?? false
-                let chance = straddles ? chanceRate * straddleChanceFactor : chanceRate
-                let allowed = Double(k) * log(max(rate / chance, 1.0001))
+                let allowed = Double(k) * log(max(rate / chanceRate, 1.0001))
                 if rate * Double(next - Int(positions[i])) > allowed { i += 1; continue candidates }
             }
             return i
@@ -761,28 +757,11 @@ public final class Scanner {
         return i
     }
 
-    /// How much likelier a chance hit is when only its anchor's peak (or only its target's) has
-    /// to coincide, the other end lying on the stretch's own audio: 10 (one coincidence of a
-    /// peak's frequency bin instead of two, with the frame difference given by the stretch).
-    static let straddleChanceFactor = 10.0
-
-    /// ``edge(_:chanceRate:horizon:reach:silentBefore:)`` with the default chance rate and a 2 s
-    /// horizon; `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
-    private func edge(_ positions: [Int32], reach: [Int32]? = nil, silentBefore: (Int32) -> Bool) -> Int {
+    /// ``edge(_:chanceRate:horizon:silentBefore:)`` with the default chance rate and a 2 s horizon;
+    /// `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
+    private func edge(_ positions: [Int32], silentBefore: (Int32) -> Bool) -> Int {
         Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
-                     reach: reach, silentBefore: silentBefore)
-    }
-
-    /// The distinct values of `hits`' positions (ascending) and, per position, the least
-    /// `reach` of the hits there: the positions and reaches ``edge(_:chanceRate:horizon:reach:silentBefore:)`` takes.
-    static func positionsAndReach(_ hits: [(position: Int32, reach: Int32)]) -> (positions: [Int32], reach: [Int32]) {
-        var positions: [Int32] = [], reach: [Int32] = []
-        for h in hits.sorted(by: { $0.position < $1.position }) {
-            if positions.last == h.position { reach[reach.count - 1] = min(reach[reach.count - 1], h.reach) } else {
-                positions.append(h.position); reach.append(h.reach)
-            }
-        }
-        return (positions, reach)
+                     silentBefore: silentBefore)
     }
 
     /// Frames of silence that count as silence next to an edge: 32 (0.51 s).
@@ -809,28 +788,23 @@ public final class Scanner {
         silent(from: frame - Scanner.silenceMargin - Scanner.silenceFrames, to: frame - Scanner.silenceMargin)
     }
 
-    /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:reach:silentBefore:)``):
+    /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:)``):
     /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
     /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
     /// coincidences), moved past a fade-in (see ``audible(_:landmarks:)``) unless silence precedes
-    /// them (see ``edge(_:chanceRate:horizon:reach:silentBefore:)``; each hit reaches to its
-    /// target frame).
+    /// them (see ``edge(_:chanceRate:horizon:silentBefore:)``).
     private func startFrame(_ s: OpenSegment) -> Int {
         let onLine = s.head.filter { s.residual($0) <= 2 }
-        let used = onLine.count >= 4 ? onLine : s.head
-        let all = used.map(\.x).sorted()
-        let (starts, reach) = Scanner.positionsAndReach(used.map { ($0.x, $0.end) })
+        let all = (onLine.count >= 4 ? onLine : s.head).map(\.x).sorted()
+        let starts = Scanner.distinct(all)
         let silentBefore = { (p: Int32) in self.silentBefore(Int(p)) }
-        let first = starts[edge(starts, reach: reach, silentBefore: silentBefore)]
+        let first = starts[edge(starts, silentBefore: silentBefore)]
         // After silence there is no crossfade to trim.
         if silentBefore(first) { return Int(first) }
         return Int(Scanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
     }
 
-    /// End frame of a segment's audio from its latest hits' target frames, as ``startFrame(_:)``
-    /// but without the straddle test: a spot masked by louder music ends in sparse hits whose
-    /// anchors lie before the previous hit's target, and the test cut 1.7 s off a 4 s jingle
-    /// 10 dB under music.
+    /// End frame of a segment's audio from its latest hits' target frames, as ``startFrame(_:)``.
     private func endFrame(_ s: OpenSegment) -> Int {
         let onLine = s.tail.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.tail).map { -$0.end }.sorted()
@@ -971,7 +945,7 @@ public final class Scanner {
         }
         guard let later = PeakEdge.later(checks(edge, edge + second), inside: checks(edge + second / 2, edge + 5 * second / 2),
                                          chance: chance) else { return .stays }
-        // Only a lone cluster of hits is chance (as in ``edge(_:chanceRate:horizon:reach:silentBefore:)``):
+        // Only a lone cluster of hits is chance (as in ``edge(_:chanceRate:horizon:silentBefore:)``):
         // more hits before the moved start are the stretch, masked peaks or not.
         // A hit whose frame's window (frameLength samples) reaches the stretch holds its sound:
         // a move shorter than a window is no move.
@@ -1030,9 +1004,8 @@ public final class Scanner {
         let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
-        // Beyond 3 s out, the audio a masked end's margins and a masked start's share standing
-        // out are measured against.
-        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : readings(edge - reach, edge - 3 * second)
+        // Beyond 3 s out, the audio a masked end's margins are measured against.
+        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : []
         return maskedMove(outward, inside: readings(inner.0, inner.1), beyond: beyond, direction: direction)
     }
 
@@ -1046,16 +1019,11 @@ public final class Scanner {
     /// window reaches past its last peak. `nil` when the edge stays. The share alone stopped
     /// spots 6 dB under speech whose last second stands out less than their middle 0.6-1.4 s
     /// early. At starts the margins moved a spot's start 0.27 s early over speech (generated
-    /// audio) and no start of the benchmark's nearer the truth, so starts keep the share alone,
-    /// against the share of `beyond` (3-5 s before the start) when it holds 24 readings: other
-    /// music in the reference's key stands out more often than chance, and battle 9 dB under
-    /// forest started 0.77 s early on it.
+    /// audio) and no start of the benchmark's nearer the truth, so starts keep the share alone.
     private func maskedMove(_ outward: [SpectrumEdge.Reading], inside: [SpectrumEdge.Reading], beyond: [SpectrumEdge.Reading],
                             direction: Int) -> Double? {
-        guard direction > 0 else {
-            return SpectrumEdge.outward(outward, inside: inside, outside: beyond.count >= 24 ? beyond : nil)
-        }
         let byRate = SpectrumEdge.outward(outward, inside: inside)
+        guard direction > 0 else { return byRate }
         let ends = [byRate.map { $0.rounded(.down) + SpectrumEdge.endLead / hop },
                     SpectrumEdge.outwardByMargin(outward, inside: inside, outside: beyond)]
         return ends.compactMap { $0 }.max()
@@ -1494,8 +1462,9 @@ public final class Scanner {
     }
 
     /// Cleans up decided segments:
-    /// - joins consecutive segments of one reference on the same line (the reference time
-    ///   predicted at the second's start within 0.5 s) less than 20 s apart: a quiet passage,
+    /// - joins segments of one reference on the same line (the reference time predicted at the
+    ///   second's start within 0.5 s) less than 20 s apart, whatever segments of the reference
+    ///   at other alignments lie between (another copy of a passage it repeats): a quiet passage,
     ///   not a new airing. A part under `threshold` joins too (its hits add to the play's), so
     ///   one play at one alignment is one segment whatever the music does inside it. Not when
     ///   a clean play (100 hits per second or more) leaves a gap of 4 s or more where the
@@ -1535,10 +1504,12 @@ public final class Scanner {
         }
         var joined: [Segment] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
-            if let i = joined.lastIndex(where: { $0.referenceIndex == s.referenceIndex }),
-               s.start - joined[i].end < 20, s.start >= joined[i].start,
-               abs(joined[i].referenceTime(at: s.start) - s.referenceStart) < 0.5,
-               !interrupted(joined[i], s) {
+            // (Any earlier part on the line, not only the reference's last segment: a line of
+            // another copy of a repeated passage may lie between the two parts.)
+            if let i = joined.lastIndex(where: {
+                $0.referenceIndex == s.referenceIndex && s.start - $0.end < 20 && s.start >= $0.start
+                    && abs($0.referenceTime(at: s.start) - s.referenceStart) < 0.5 && !interrupted($0, s)
+            }) {
                 var a = joined[i]
                 let total = Double(a.hits + s.hits)
                 a.timeScale = (a.timeScale * Double(a.hits) + s.timeScale * Double(s.hits)) / total
