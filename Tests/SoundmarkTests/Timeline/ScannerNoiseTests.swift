@@ -56,6 +56,42 @@ final class ScannerNoiseTests: XCTestCase {
         }
     }
 
+    /// The monitor's path (events, no kept segments) over the bit-exact repeat played from its
+    /// second copy under pink noise at 5 dB: one activity, and the segment it ends with is on
+    /// the copy that played (reference time 40 s at 6 s, start within 0.1 s of 6 s).
+    func testRepeatedPassageIsOneActivityOnTheCopyThatPlays() throws {
+        let passage = try piece("wesnoth-knolls", from: 5, seconds: 30)
+        let reference = passage + (try piece("wesnoth-battle", from: 5, seconds: 10)) + passage
+            + (try piece("wesnoth-battle", from: 20, seconds: 15))
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "repeats"), TestSupport.signature(of: reference, role: .reference))])
+        let heard = TestSupport.withPinkNoise(passage + (try piece("wesnoth-battle", from: 20, seconds: 15)), snr: 5, seed: 5)
+        let recording = (try piece("supertux-chipdisko", from: 3, seconds: 6)) + heard
+            + [Float](repeating: 0, count: 10 * rate)
+        var options = ScanOptions()
+        options.keepsSegments = false
+        let scanner = Scanner(index: index, options: options)
+        var started: [Int] = [], ended: [(id: Int, segment: Segment)] = []
+        scanner.onEvent = { e in
+            switch e {
+            case .started(let id, _): started.append(id)
+            case .ended(let id, let s): ended.append((id, s))
+            case .refined: break
+            }
+        }
+        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+        g.append(recording)
+        for l in g.signature().landmarks { scanner.consume(l) }
+        scanner.advance(toFrame: recording.count / index.configuration.hopLength + 400)
+        _ = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
+        XCTAssertEqual(started, [1])
+        XCTAssertEqual(ended.map(\.id), [1])
+        guard let s = ended.first?.segment else { return }
+        XCTAssertEqual(s.start, 6, accuracy: 0.1)
+        XCTAssertEqual(s.referenceTime(at: 6), 40, accuracy: 0.1)
+        XCTAssertEqual(s.end, 51, accuracy: 0.2)
+    }
+
     /// A segment of `reference` from `start` to `end` on the line through reference time
     /// `referenceStart` at `start` (speed 1).
     private func part(_ start: Double, _ end: Double, from referenceStart: Double, hits: Int, confidence: Double = 1,
