@@ -45,6 +45,39 @@ enum TestSupport {
         return sig
     }
 
+    /// `seconds` of reference `id` from `from` seconds (8000 Hz mono samples).
+    static func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
+        let s = try referenceSamples(id)
+        let a = Int(from * 8000), b = a + Int(seconds * 8000)
+        return Array(s[a..<b])
+    }
+
+    /// The segments ``Scanner`` (default options) finds in `samples` (8000 Hz mono), fed as
+    /// `scan` feeds a recording's landmarks.
+    static func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
+        let scanner = Scanner(index: index)
+        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+        samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
+        g.finish { scanner.consume($0) }
+        return scanner.finish(recordingDuration: Double(samples.count) / 8000)
+    }
+
+    /// The events ``Scanner`` sends over `samples` (8000 Hz mono) on the monitor's path: no
+    /// segments kept, the clock advanced 400 frames past the audio before it finishes.
+    static func monitorEvents(_ samples: [Float], index: CatalogIndex) -> [ScanEvent] {
+        var options = ScanOptions()
+        options.keepsSegments = false
+        let scanner = Scanner(index: index, options: options)
+        var events: [ScanEvent] = []
+        scanner.onEvent = { events.append($0) }
+        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
+        g.append(samples)
+        for l in g.signature().landmarks { scanner.consume(l) }
+        scanner.advance(toFrame: samples.count / index.configuration.hopLength + 400)
+        _ = scanner.finish(recordingDuration: Double(samples.count) / 8000)
+        return events
+    }
+
     /// The signature of `samples` (8000 Hz mono) with the default configuration.
     static func signature(of samples: [Float], role: SignatureGenerator.Role,
                           configuration: Configuration = Configuration()) -> Signature {

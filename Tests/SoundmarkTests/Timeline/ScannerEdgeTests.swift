@@ -16,18 +16,10 @@ final class ScannerEdgeTests: XCTestCase {
     }
 
     private func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
-        let s = try TestSupport.referenceSamples(id)
-        let a = Int(from * Double(rate)), b = a + Int(seconds * Double(rate))
-        return Array(s[a..<b])
+        try TestSupport.piece(id, from: from, seconds: seconds)
     }
 
-    private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
-        let scanner = Scanner(index: index)
-        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
-        samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
-        g.finish { scanner.consume($0) }
-        return scanner.finish(recordingDuration: Double(samples.count) / Double(rate))
-    }
+    private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] { TestSupport.scan(samples, index: index) }
 
     /// Issue example: A from 5 s for 30 s, a 4 s gap (digital silence, or music that is not in
     /// the catalog), then B from 5 s for 30 s. A ends at 30.0 s and B starts at 34.0 s; nothing
@@ -273,22 +265,13 @@ final class ScannerEventTests: XCTestCase {
             let silence = [Float](repeating: 0, count: 3 * rate)
             let recording = silence + Array(knolls[(from * rate)..<((from + length) * rate)])
                 + [Float](repeating: 0, count: tail * rate)
-            var options = ScanOptions()
-            options.keepsSegments = false
-            let scanner = Scanner(index: index, options: options)
-            var events: [String] = []
-            scanner.onEvent = { e in
+            let events = TestSupport.monitorEvents(recording, index: index).compactMap { e -> String? in
                 switch e {
-                case .started(let id, let s): events.append("started \(id) \(s.item.id)")
-                case .ended(let id, let s): events.append("ended \(id) \(s.item.id)")
-                case .refined: break
+                case .started(let id, let s): return "started \(id) \(s.item.id)"
+                case .ended(let id, let s): return "ended \(id) \(s.item.id)"
+                case .refined: return nil
                 }
             }
-            let g = SignatureGenerator(configuration: index.configuration, role: .reference)
-            g.append(recording)
-            for l in g.signature().landmarks { scanner.consume(l) }
-            scanner.advance(toFrame: recording.count / index.configuration.hopLength + 400)
-            _ = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
             XCTAssertEqual(events, ["started 1 wesnoth-knolls", "ended 1 wesnoth-knolls"], "play from \(from) s for \(length) s")
         }
     }

@@ -8,9 +8,7 @@ final class ScannerLookupTests: XCTestCase {
     private let rate = 8000
 
     private func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
-        let s = try TestSupport.referenceSamples(id)
-        let a = Int(from * Double(rate)), b = a + Int(seconds * Double(rate))
-        return Array(s[a..<b])
+        try TestSupport.piece(id, from: from, seconds: seconds)
     }
 
     /// Scans `samples` with lookups kept or not; `reorder` moves one landmark in 3000 behind

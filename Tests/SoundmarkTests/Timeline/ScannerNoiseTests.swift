@@ -9,18 +9,10 @@ final class ScannerNoiseTests: XCTestCase {
     private let rate = 8000
 
     private func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
-        let s = try TestSupport.referenceSamples(id)
-        let a = Int(from * Double(rate)), b = a + Int(seconds * Double(rate))
-        return Array(s[a..<b])
+        try TestSupport.piece(id, from: from, seconds: seconds)
     }
 
-    private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
-        let scanner = Scanner(index: index)
-        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
-        samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
-        g.finish { scanner.consume($0) }
-        return scanner.finish(recordingDuration: Double(samples.count) / Double(rate))
-    }
+    private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] { TestSupport.scan(samples, index: index) }
 
     /// A reference that repeats a 30 s passage (knolls 5-35 s at 0 s and again at 40 s, with
     /// 10 s of battle between and 15 s of other battle after the second copy), the copies
@@ -68,22 +60,14 @@ final class ScannerNoiseTests: XCTestCase {
         let heard = TestSupport.withPinkNoise(passage + (try piece("wesnoth-battle", from: 20, seconds: 15)), snr: 5, seed: 5)
         let recording = (try piece("supertux-chipdisko", from: 3, seconds: 6)) + heard
             + [Float](repeating: 0, count: 10 * rate)
-        var options = ScanOptions()
-        options.keepsSegments = false
-        let scanner = Scanner(index: index, options: options)
         var started: [Int] = [], ended: [(id: Int, segment: Segment)] = []
-        scanner.onEvent = { e in
+        for e in TestSupport.monitorEvents(recording, index: index) {
             switch e {
             case .started(let id, _): started.append(id)
             case .ended(let id, let s): ended.append((id, s))
             case .refined: break
             }
         }
-        let g = SignatureGenerator(configuration: index.configuration, role: .reference)
-        g.append(recording)
-        for l in g.signature().landmarks { scanner.consume(l) }
-        scanner.advance(toFrame: recording.count / index.configuration.hopLength + 400)
-        _ = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
         XCTAssertEqual(started, [1])
         XCTAssertEqual(ended.map(\.id), [1])
         guard let s = ended.first?.segment else { return }
