@@ -1426,6 +1426,20 @@ public final class Scanner {
                     onEvent?(.refined(id: open[i].id, segment: seg))
                     continue
                 }
+                // A line whose audio holds another reference's announced line (shared material:
+                // that version's line covered only the shared part, this one goes on past it):
+                // the activity moves to it, the other reference its alternative, as `scan` keeps
+                // one entry with the other version as its alternative.
+                if let j = open.indices.first(where: { $0 != i && open[$0].ref != ref && open[$0].announced
+                                                        && Scanner.shares(segment(open[$0]), seg) }) {
+                    open[i].announced = true
+                    open[i].id = open[j].id
+                    open[j].announced = false
+                    open[i].reported = (seg.referenceTime(at: seg.end), seg.timeScale)
+                    open[i].reportedAt = seg.end
+                    onEvent?(.refined(id: open[i].id, segment: withAlternatives(seg)))
+                    continue
+                }
                 open[i].announced = true
                 open[i].id = nextID
                 nextID += 1
@@ -1475,13 +1489,15 @@ public final class Scanner {
     /// - drops segments shorter than 4 s with fewer than 100 hits that overlap or touch (within
     ///   1 s) a stronger segment of their own reference (a repeated passage of it caught at a
     ///   fade); a short spot on its own is kept;
-    /// - drops a segment that overlaps a stronger one of the same reference by 30 % of its
-    ///   length (another repeat of the passage matched at a fade), or lies mostly (≥ 60 %)
-    ///   inside one of another reference with four times its hits;
+    /// - drops a segment that overlaps a stronger kept one of the same reference by 30 % of its
+    ///   length (another repeat of the passage matched at a fade, or a bit-exact copy over the
+    ///   same stretch), or lies mostly (≥ 60 %) inside a kept one of another reference with four
+    ///   times its hits;
     /// - puts the boundary between consecutive segments that overlap (a crossfade, where both
     ///   are audible) in the middle of the overlap, or at a butt splice where the second one
-    ///   starts (``boundary(_:_:)``). A gap between segments is kept as it is: a pause, a
-    ///   station id or other audio between two plays is not part of either.
+    ///   starts (``boundary(_:_:)``), the second one starting no earlier than its reference
+    ///   does. A gap between segments is kept as it is: a pause, a station id or other audio
+    ///   between two plays is not part of either.
     static func resolveOverlaps(_ segments: [Segment], threshold: Double,
                                 postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 }) -> [Segment] {
         /// Hits the first segment's play would have gathered over reference seconds `from…to`
@@ -1561,16 +1577,27 @@ public final class Scanner {
                 shared[j, default: []].append((s.item, s.start, s.end))
             }
         }
+        // Strongest first (more hits; on a tie the earlier start, then the earlier reference
+        // time: of bit-exact copies of a passage over the same stretch one is kept), each kept
+        // unless a segment already kept covers it. Only a kept segment covers: a play of a
+        // passage the reference repeats back to back (T T T M against a reference's J T T M)
+        // has lines at every copy, and the first T, covered only by a line that a stronger
+        // one covered in turn, went missing.
+        let order = candidates.indices.filter { !explained.contains($0) }.sorted { i, j in
+            let a = candidates[i], b = candidates[j]
+            if a.hits != b.hits { return a.hits > b.hits }
+            if a.start != b.start { return a.start < b.start }
+            if a.referenceStart != b.referenceStart { return a.referenceStart < b.referenceStart }
+            return i < j
+        }
         var kept: [Segment] = []
-        for (i, var s) in candidates.enumerated() where !explained.contains(i) {
+        for i in order {
+            var s = candidates[i]
             s.alternatives = shared[i] ?? []
             let length = max(s.end - s.start, 1e-3)
-            let covered = candidates.contains { o in
-                guard o != s else { return false }
+            let covered = kept.contains { o in
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
-                if o.referenceIndex == s.referenceIndex {
-                    return overlap >= 0.3 && (o.hits > s.hits || (o.hits == s.hits && o.start < s.start))
-                }
+                if o.referenceIndex == s.referenceIndex { return overlap >= 0.3 }
                 return overlap >= 0.6 && o.hits >= 4 * s.hits
             }
             if !covered { kept.append(s) }
@@ -1582,8 +1609,11 @@ public final class Scanner {
             if a.start < b.start && a.end < b.end, let middle = Scanner.boundary(a, b) {
                 a.referenceEnd = a.referenceTime(at: middle)
                 a.end = middle
-                b.referenceStart = b.referenceTime(at: middle)
-                b.start = middle
+                // b's start no earlier than its reference's start (moved to the middle of a
+                // crossfade, a play from the reference's first second went to −0.19 s).
+                let start = b.timeScale > 0 ? max(middle, b.start - b.referenceStart / b.timeScale) : middle
+                b.referenceStart = b.referenceTime(at: start)
+                b.start = start
                 all[i - 1] = a
                 all[i] = b
             }

@@ -60,6 +60,17 @@ final class ScannerNoiseTests: XCTestCase {
         let heard = TestSupport.withPinkNoise(passage + (try piece("wesnoth-battle", from: 20, seconds: 15)), snr: 5, seed: 5)
         let recording = (try piece("supertux-chipdisko", from: 3, seconds: 6)) + heard
             + [Float](repeating: 0, count: 10 * rate)
+        let (started, ended) = activities(recording, index: index)
+        XCTAssertEqual(started, [1])
+        XCTAssertEqual(ended.map(\.id), [1])
+        guard let s = ended.first?.segment else { return }
+        XCTAssertEqual(s.start, 6, accuracy: 0.1)
+        XCTAssertEqual(s.referenceTime(at: 6), 40, accuracy: 0.1)
+        XCTAssertEqual(s.end, 51, accuracy: 0.2)
+    }
+
+    /// The ids of the monitor's `started` events over `recording`, and its `ended` events.
+    private func activities(_ recording: [Float], index: CatalogIndex) -> (started: [Int], ended: [(id: Int, segment: Segment)]) {
         var started: [Int] = [], ended: [(id: Int, segment: Segment)] = []
         for e in TestSupport.monitorEvents(recording, index: index) {
             switch e {
@@ -68,12 +79,7 @@ final class ScannerNoiseTests: XCTestCase {
             case .refined: break
             }
         }
-        XCTAssertEqual(started, [1])
-        XCTAssertEqual(ended.map(\.id), [1])
-        guard let s = ended.first?.segment else { return }
-        XCTAssertEqual(s.start, 6, accuracy: 0.1)
-        XCTAssertEqual(s.referenceTime(at: 6), 40, accuracy: 0.1)
-        XCTAssertEqual(s.end, 51, accuracy: 0.2)
+        return (started, ended)
     }
 
     /// A segment of `reference` from `start` to `end` on the line through reference time
@@ -106,5 +112,95 @@ final class ScannerNoiseTests: XCTestCase {
         let skipped = Scanner.resolveOverlaps([part(34.5, 45.5, from: 97.25, hits: 300),
                                                part(45.5, 55.4, from: 109.25, hits: 250)], threshold: 0.5)
         XCTAssertEqual(skipped.map(\.referenceStart), [97.25, 109.25])
+    }
+
+    /// The lines of a passage a reference repeats back to back (its J T T M, T 8 s at 12 and
+    /// 20 s) over a recording of T T T M from 10 s: T T M from 18 s (line at 12 s, the
+    /// strongest), T M from 26 s (at 20 s), T T from 10 s (at 12 s) and T from 10 s (at 20 s).
+    /// The first T was covered only by the T T line, which the strongest covers in turn, and
+    /// went missing; only a kept segment covers: T from 10 s, then T T M from 18 s. Of two
+    /// bit-exact copies over the same stretch (A at 0 and 24 s of A B A C, played as A A C) the
+    /// one earlier in the reference is kept.
+    func testOnlyAKeptSegmentCoversAnother() {
+        let repeats = Scanner.resolveOverlaps([part(18, 44, from: 12, hits: 520), part(26, 44, from: 20, hits: 360),
+                                               part(10, 26, from: 12, hits: 320), part(10, 18, from: 20, hits: 160)],
+                                              threshold: 0.5)
+        XCTAssertEqual(repeats.map(\.start), [10, 18])
+        XCTAssertEqual(repeats.map(\.referenceStart), [20, 12])
+        let copies = Scanner.resolveOverlaps([part(10, 22, from: 24, hits: 240), part(22, 46, from: 24, hits: 480),
+                                              part(10, 22, from: 0, hits: 240)], threshold: 0.5)
+        XCTAssertEqual(copies.map(\.start), [10, 22])
+        XCTAssertEqual(copies.map(\.referenceStart), [0, 24])
+    }
+
+    /// Helper-found example: a play from a reference's first second after a butt splice whose
+    /// boundary the spectrum put 0.19 s before the play's start from hits came out with
+    /// reference start −0.192 s. The boundary ends the first play there; the second starts no
+    /// earlier than its reference.
+    func testASegmentStartsNoEarlierThanItsReference() {
+        var a = part(0, 10.05, from: 20, hits: 500)
+        a.changeEnd = 9.81
+        var b = part(10, 34, from: 0, hits: 900, reference: 1)
+        b.startsFromHits = true
+        let segments = Scanner.resolveOverlaps([a, b], threshold: 0.5)
+        XCTAssertEqual(segments.map(\.end), [9.81, 34])
+        XCTAssertEqual(segments.map(\.start), [0, 10])
+        XCTAssertEqual(segments.map(\.referenceStart), [20, 0])
+    }
+
+    /// Helper-found example, scanned: a reference J T T M (T: knolls 5-13 s, J and M battle)
+    /// and a recording of chipdisko (6 s), T T T M, forest (4 s). The first T is a play of its
+    /// own: the set-list covers 6-40 s in two segments with no gap, each on a line that holds
+    /// (T from 6 s, then T T M from 14 s at 12 s; or T T from 6 s at 12 s, then T M from 22 s
+    /// at 20 s).
+    func testAPassagePlayedMoreOftenThanTheReferenceRepeatsItIsCovered() throws {
+        let t = try piece("wesnoth-knolls", from: 5, seconds: 8)
+        let m = try piece("wesnoth-battle", from: 20, seconds: 10)
+        let reference = (try piece("wesnoth-battle", from: 5, seconds: 12)) + t + t + m
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "backtoback"), TestSupport.signature(of: reference, role: .reference))])
+        let segments = scan((try piece("supertux-chipdisko", from: 3, seconds: 6)) + t + t + t + m
+                            + (try piece("supertux-forest", from: 20, seconds: 4)), index: index)
+        XCTAssertEqual(segments.count, 2, "\(segments.map { ($0.start, $0.end, $0.referenceStart) })")
+        guard segments.count == 2 else { return }
+        XCTAssertEqual(segments[0].start, 6, accuracy: 0.1)
+        XCTAssertEqual(segments[1].end, 40, accuracy: 0.1)
+        XCTAssertEqual(segments[0].end, segments[1].start, accuracy: 0.1)
+        let split = segments[1].start
+        XCTAssertTrue(abs(split - 14) <= 0.1 || abs(split - 22) <= 0.1, "split at \(split)")
+        // T at 6 s is the reference's 12 s or 20 s; the second play's line is the one that reaches M.
+        XCTAssertTrue([12.0, 20.0].contains { abs(segments[0].referenceTime(at: 6) - $0) <= 0.1 })
+        XCTAssertEqual(segments[1].referenceTime(at: 30), 28, accuracy: 0.1)
+    }
+
+    /// Helper-found example on the monitor's path: two references share a passage (knolls 5-14 s
+    /// after 10 s of their own music, battle in one, forest in the other, then more of each) and
+    /// a recording plays the second from the passage on (the passage as the first holds it). `scan` gives one segment with the other
+    /// reference as its alternative; `monitor` started an activity for the first reference (the
+    /// shared part) and a second one for the play. One activity, ending on the reference that
+    /// played (its 10 s at 6 s).
+    func testSharedPassageIsOneActivityOfTheVersionThatPlays() throws {
+        let shared = try piece("wesnoth-knolls", from: 5, seconds: 9)
+        let x = (try piece("wesnoth-battle", from: 0, seconds: 10)) + shared + (try piece("wesnoth-battle", from: 25, seconds: 10))
+        let yAfter = try piece("supertux-forest", from: 10, seconds: 10)
+        // (Y's copy of the passage a little apart from X's: 0.9 times as loud, pink noise 20 dB
+        // under it; the recording holds X's copy, so X's line is the stronger over the passage.)
+        let y = (try piece("supertux-forest", from: 25, seconds: 10))
+            + TestSupport.withPinkNoise(shared.map { $0 * 0.9 }, snr: 20, seed: 9) + yAfter
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "version-x"), TestSupport.signature(of: x, role: .reference)),
+                                         (MediaItem(id: "version-y"), TestSupport.signature(of: y, role: .reference))])
+        let recording = (try piece("supertux-chipdisko", from: 3, seconds: 6)) + shared + yAfter
+            + [Float](repeating: 0, count: 10 * rate)
+        let scanned = scan(recording, index: index)
+        XCTAssertEqual(scanned.map(\.item.id), ["version-y"])
+        let (started, ended) = activities(recording, index: index)
+        XCTAssertEqual(started, [1])
+        XCTAssertEqual(ended.map(\.id), [1])
+        XCTAssertEqual(ended.map(\.segment.item.id), ["version-y"])
+        guard let s = ended.first?.segment else { return }
+        XCTAssertEqual(s.start, 6, accuracy: 0.15)
+        XCTAssertEqual(s.referenceTime(at: 6), 10, accuracy: 0.1)
+        XCTAssertEqual(s.end, 25, accuracy: 0.2)
     }
 }
