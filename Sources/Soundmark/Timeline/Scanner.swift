@@ -1398,9 +1398,16 @@ public final class Scanner {
             if !open[i].announced {
                 guard seg.confidence >= options.threshold, seg.end - seg.start >= options.minimumDuration else { continue }
                 // Only the strongest open line of a reference is announced: a repeat of the
-                // passage caught at a fade is dropped later and must not start an activity.
+                // passage caught at a fade is dropped later and must not start an activity. Of
+                // lines with equal hits (bit-exact copies of a passage over the same audio) the
+                // first opened.
                 let ref = open[i].ref, hits = open[i].hits, first = open[i].firstHitFrame
-                if open.contains(where: { $0.ref == ref && $0.hits > hits }) { continue }
+                if open.indices.contains(where: { k in
+                    k != i && open[k].ref == ref && (open[k].hits > hits || (open[k].hits == hits && k < i))
+                }) { continue }
+                // Nor a line over the audio of a play of the reference that has just ended (the
+                // other copy of a bit-exact passage, which stays open a little longer).
+                if recentlyClosed.contains(where: { $0.announced && $0.ref == ref && Scanner.shares(seg, segment($0)) }) { continue }
                 // The same audio as another reference's announced line (the same recording
                 // catalogued twice, or shared material of two versions): not a play of its own
                 // while it stays inside that line (see ``shares(_:_:)``); it is that
@@ -1415,9 +1422,13 @@ public final class Scanner {
                     return other.confidence >= options.threshold && Scanner.shares(seg, other)
                 }) { continue }
                 // A stronger line of a reference whose announced line still plays alongside it
-                // (the same passage repeated in the reference): the activity moves to it.
+                // (the same passage repeated in the reference): the activity moves to it once it
+                // leads by a tenth of the announced line's hits (at least 3). Copies that differ
+                // by a hit or two (bit-exact copies on other frame grids) moved the activity
+                // back and forth with every window.
                 if let j = open.indices.first(where: { $0 != i && open[$0].ref == ref && open[$0].announced
                                                         && open[$0].lastHitFrame >= first }) {
+                    guard hits >= open[j].hits + max(3, open[j].hits / 10) else { continue }
                     open[i].announced = true
                     open[i].id = open[j].id
                     open[j].announced = false
@@ -1468,7 +1479,19 @@ public final class Scanner {
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)
-        if s.announced { onEvent?(.ended(id: s.id, segment: withAlternatives(segment))) }
+        if s.announced {
+            // A line of the reference at another alignment that started inside this play and
+            // goes on past its end (a passage the reference repeats, played more often than it
+            // repeats it): the play ended where that one starts, as `scan` puts the boundary.
+            var ended = segment
+            let later = open.filter { $0.ref == s.ref && $0.firstHitFrame > s.firstHitFrame && $0.lastHitFrame > s.lastHitFrame }
+                .map { self.segment($0) }.filter { $0.confidence >= options.threshold && $0.start > ended.start && $0.start < ended.end }
+            if let cut = later.map(\.start).min() {
+                ended.end = cut
+                ended.referenceEnd = ended.referenceTime(at: cut)
+            }
+            onEvent?(.ended(id: s.id, segment: withAlternatives(ended)))
+        }
         // Segments under the threshold are kept until ``finish()``: one that continues another
         // on the same line after a quiet passage joins it (see ``resolveOverlaps(_:threshold:)``).
         guard options.keepsSegments else { return }

@@ -203,4 +203,53 @@ final class ScannerNoiseTests: XCTestCase {
         XCTAssertEqual(s.referenceTime(at: 6), 10, accuracy: 0.1)
         XCTAssertEqual(s.end, 25, accuracy: 0.2)
     }
+
+    /// Helper-found examples on the monitor's path, bit-exact copies: (1) a reference A B A C
+    /// (A: knolls 5-15 s, the copies 20.01 s apart) and a recording of chipdisko (6 s), A, A, 10 s of silence: two plays,
+    /// 6-16 s and 16-26 s. The second A's two lines (one per copy) gave two overlapping
+    /// activities, and the first A's activity moved between the copies with every window
+    /// (8 `refined` events). (2) The J T T M reference played as T T T M: the first activity
+    /// ended 7.9 s into the next one; it ends where the next starts.
+    func testMonitorGivesOneActivityPerPlayOfABitExactPassage() throws {
+        let a = try piece("wesnoth-knolls", from: 5, seconds: 10)
+        // (B 10.01 s long: the second copy lies off the first's frame grid, as copies in real
+        // music do, so the copies' lines gather a hit or two more or less than each other.)
+        let abac = a + (try piece("wesnoth-battle", from: 5, seconds: 10.01)) + a + (try piece("wesnoth-battle", from: 20, seconds: 10))
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "abac"), TestSupport.signature(of: abac, role: .reference))])
+        let lead = try piece("supertux-chipdisko", from: 3, seconds: 6)
+        let events = TestSupport.monitorEvents(lead + a + a + [Float](repeating: 0, count: 10 * rate), index: index)
+        var starts: [Int: Double] = [:], ends: [Int: Double] = [:], refined: [Int: Int] = [:]
+        for e in events {
+            switch e {
+            case .started(let id, let s): starts[id] = s.start
+            case .refined(let id, _): refined[id, default: 0] += 1
+            case .ended(let id, let s): ends[id] = s.end
+            }
+        }
+        XCTAssertEqual(starts.keys.sorted(), [1, 2])
+        XCTAssertEqual(starts[1] ?? 0, 6, accuracy: 0.1)
+        XCTAssertEqual(ends[1] ?? 0, 16, accuracy: 0.1)
+        XCTAssertEqual(starts[2] ?? 0, 16, accuracy: 0.1)
+        XCTAssertEqual(ends[2] ?? 0, 26, accuracy: 0.1)
+        XCTAssertLessThanOrEqual(refined.values.max() ?? 0, 1, "\(refined)")
+
+        let t = try piece("wesnoth-knolls", from: 5, seconds: 8)
+        let m = try piece("wesnoth-battle", from: 20, seconds: 10)
+        let jttm = CatalogIndex(configuration: Configuration(),
+                                items: [(MediaItem(id: "backtoback"),
+                                         TestSupport.signature(of: (try piece("wesnoth-battle", from: 5, seconds: 12)) + t + t + m, role: .reference))])
+        var plays: [(start: Double, end: Double)] = []
+        var opened: [Int: Double] = [:]
+        for e in TestSupport.monitorEvents(lead + t + t + t + m + [Float](repeating: 0, count: 10 * rate), index: jttm) {
+            if case .started(let id, let s) = e { opened[id] = s.start }
+            if case .ended(let id, let s) = e { plays.append((min(opened[id] ?? s.start, s.start), s.end)) }
+        }
+        plays.sort { $0.start < $1.start }
+        XCTAssertEqual(plays.count, 2, "\(plays)")
+        guard plays.count == 2 else { return }
+        XCTAssertEqual(plays[0].start, 6, accuracy: 0.15)
+        XCTAssertEqual(plays[1].end, 40, accuracy: 0.15)
+        XCTAssertLessThanOrEqual(plays[0].end, plays[1].start + 0.1, "\(plays)")
+    }
 }
