@@ -728,13 +728,32 @@ public final class Scanner {
     /// `silentBefore(positions[i])` holds and the next hit follows within `horizon / 2` (a
     /// track whose first second is quieter than the rest gathers fewer hits there, which the
     /// rate test would take for chance).
+    ///
+    /// A cluster that passes but whose landmarks all reach across the gap (each hit's other end,
+    /// `reach`, at or past the hit after the cluster, within 2 frames) is tested again at
+    /// ``straddleChanceFactor`` times the chance rate and skipped whole when it fails, where the
+    /// stretch gathers at least `straddleRate` hits per frame: a landmark anchored in the audio
+    /// before a stretch with its targets on the stretch's first peaks needs only its anchor's
+    /// peak to coincide, and its fan-out gives several hits at once. Two such anchors 0.26-0.37 s
+    /// before a clean stretch started it 0.37 s early (0.59 s with the spectrum's change point
+    /// searched from there). Such strays lie at most one landmark's `span` (frames, the target
+    /// zone's reach) before the stretch, so clusters are skipped this way only up to `span` after
+    /// the first one. Under noise (fewer than `straddleRate` hits) the sparse hits of the
+    /// stretch itself reach the next hit as often, and the test skipped them: a play under pink
+    /// noise at 0 dB started 0.78 s late (10 s without the `span` bound).
     /// - Parameters:
     ///   - chanceRate: chance hits per frame.
     ///   - horizon: frames over which the local rate is measured.
+    ///   - reach: per position, the position (same axis) that every landmark hitting there
+    ///     reaches to (a start's hits: their target frames); `nil`: no cluster straddles.
+    ///   - span: frames after the first straddling cluster skipped within which later ones may
+    ///     be skipped too (default 0: one).
+    ///   - straddleRate: the least rate (hits per frame after the cluster) at which straddling
+    ///     clusters are tested (default 0: always).
     ///   - silentBefore: whether the recording holds no landmark just outside position `p`
     ///     (default: never).
-    static func edge(_ positions: [Int32], chanceRate: Double, horizon: Int,
-                     silentBefore: (Int32) -> Bool = { _ in false }) -> Int {
+    static func edge(_ positions: [Int32], chanceRate: Double, horizon: Int, reach: [Int32]? = nil, span: Int = 0,
+                     straddleRate: Double = 0, silentBefore: (Int32) -> Bool = { _ in false }) -> Int {
         func count(from j: Int, through limit: Int) -> Int {
             var lo = j, hi = positions.count
             while lo < hi {
@@ -743,25 +762,53 @@ public final class Scanner {
             }
             return lo - j
         }
-        var i = 0
+        var i = 0, firstStraddle: Int32? = nil
         candidates: while i + 1 < positions.count {
             if Int(positions[i + 1] - positions[i]) <= horizon / 2 && silentBefore(positions[i]) { return i }
             for k in 1...4 where i + k < positions.count {
                 let next = Int(positions[i + k])
                 let rate = Double(count(from: i + k, through: next + horizon)) / Double(horizon)
-                let allowed = Double(k) * log(max(rate / chanceRate, 1.0001))
-                if rate * Double(next - Int(positions[i])) > allowed { i += 1; continue candidates }
+                let gap = Double(next - Int(positions[i]))
+                if rate * gap > Double(k) * log(max(rate / chanceRate, 1.0001)) { i += 1; continue candidates }
+                if let reach, rate >= straddleRate, positions[i] <= (firstStraddle ?? positions[i]) + Int32(span),
+                   (i..<(i + k)).allSatisfy({ Int(reach[$0]) >= next - 2 }),
+                   rate * gap > Double(k) * log(max(rate / (chanceRate * straddleChanceFactor), 1.0001)) {
+                    firstStraddle = firstStraddle ?? positions[i]
+                    i += k
+                    continue candidates
+                }
             }
             return i
         }
         return i
     }
 
-    /// ``edge(_:chanceRate:horizon:silentBefore:)`` with the default chance rate and a 2 s horizon;
-    /// `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
-    private func edge(_ positions: [Int32], silentBefore: (Int32) -> Bool) -> Int {
+    /// How much likelier a chance hit is when only its anchor's peak (or only its target's) has
+    /// to coincide, the other end lying on the stretch's own audio: 10 (one coincidence of a
+    /// peak's frequency bin instead of two, with the frame difference given by the stretch).
+    static let straddleChanceFactor = 10.0
+    /// Hits per second a stretch gathers where its start's straddling strays are tested: 10
+    /// (clean audio gives 20-60; pink noise as loud as the music about 4).
+    static let straddleHitsPerSecond = 10.0
+
+    /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance rate and a 2 s
+    /// horizon; `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
+    private func edge(_ positions: [Int32], reach: [Int32]? = nil, silentBefore: (Int32) -> Bool) -> Int {
         Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
-                     silentBefore: silentBefore)
+                     reach: reach, span: index.configuration.targetZoneMaxFrames,
+                     straddleRate: Scanner.straddleHitsPerSecond * hop, silentBefore: silentBefore)
+    }
+
+    /// The distinct values of `hits`' positions (ascending) and, per position, the least
+    /// `reach` of the hits there: the positions and reaches ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` takes.
+    static func positionsAndReach(_ hits: [(position: Int32, reach: Int32)]) -> (positions: [Int32], reach: [Int32]) {
+        var positions: [Int32] = [], reach: [Int32] = []
+        for h in hits.sorted(by: { $0.position < $1.position }) {
+            if positions.last == h.position { reach[reach.count - 1] = min(reach[reach.count - 1], h.reach) } else {
+                positions.append(h.position); reach.append(h.reach)
+            }
+        }
+        return (positions, reach)
     }
 
     /// Frames of silence that count as silence next to an edge: 32 (0.51 s).
@@ -788,17 +835,18 @@ public final class Scanner {
         silent(from: frame - Scanner.silenceMargin - Scanner.silenceFrames, to: frame - Scanner.silenceMargin)
     }
 
-    /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:)``):
+    /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``):
     /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
     /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
     /// coincidences), moved past a fade-in (see ``audible(_:landmarks:)``) unless silence precedes
-    /// them (see ``edge(_:chanceRate:horizon:silentBefore:)``).
+    /// them (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``).
     private func startFrame(_ s: OpenSegment) -> Int {
         let onLine = s.head.filter { s.residual($0) <= 2 }
-        let all = (onLine.count >= 4 ? onLine : s.head).map(\.x).sorted()
-        let starts = Scanner.distinct(all)
+        let used = onLine.count >= 4 ? onLine : s.head
+        let all = used.map(\.x).sorted()
+        let (starts, reach) = Scanner.positionsAndReach(used.map { ($0.x, $0.end) })
         let silentBefore = { (p: Int32) in self.silentBefore(Int(p)) }
-        let first = starts[edge(starts, silentBefore: silentBefore)]
+        let first = starts[edge(starts, reach: reach, silentBefore: silentBefore)]
         // After silence there is no crossfade to trim.
         if silentBefore(first) { return Int(first) }
         return Int(Scanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
@@ -945,7 +993,7 @@ public final class Scanner {
         }
         guard let later = PeakEdge.later(checks(edge, edge + second), inside: checks(edge + second / 2, edge + 5 * second / 2),
                                          chance: chance) else { return .stays }
-        // Only a lone cluster of hits is chance (as in ``edge(_:chanceRate:horizon:silentBefore:)``):
+        // Only a lone cluster of hits is chance (as in ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``):
         // more hits before the moved start are the stretch, masked peaks or not.
         // A hit whose frame's window (frameLength samples) reaches the stretch holds its sound:
         // a move shorter than a window is no move.
