@@ -88,12 +88,7 @@ enum TestSupport {
 
     /// `clip` with ``MarkerTests/pinkNoise(count:seed:)`` `snr` dB under (above, when negative) it.
     static func withPinkNoise(_ clip: [Float], snr: Float, seed: UInt64 = 7) -> [Float] {
-        withNoise(clip, MarkerTests.pinkNoise(count: clip.count, seed: seed), snr: snr)
-    }
-
-    /// `clip` with `noise` (at least as long) scaled to `snr` dB under (above, when negative) it.
-    static func withNoise(_ clip: [Float], _ noise: [Float], snr: Float) -> [Float] {
-        let noise = noise.prefix(clip.count)
+        let noise = MarkerTests.pinkNoise(count: clip.count, seed: seed)
         let gain = (clip.reduce(0) { $0 + $1 * $1 } / noise.reduce(0) { $0 + $1 * $1 } / pow(10, snr / 10)).squareRoot()
         return zip(clip, noise).map { $0 + $1 * gain }
     }

@@ -288,6 +288,10 @@ public final class Scanner {
         1 << 63 | UInt64(candidate) << Scanner.candidateShift | ref << Scanner.referenceShift | UInt64(offsetBin)
     }
 
+    /// The offset (reference frame − scaled recording frame) at the middle of offset bin
+    /// `offsetBin` of a vote key: bins are 4 frames wide and biased by ``offsetBias``.
+    private static func binCentre(_ offsetBin: Int) -> Int { offsetBin * 4 + 2 - offsetBias }
+
     /// The parts of a window vote key made by ``key(ref:candidate:offsetBin:)``.
     private func decodeKey(_ k: UInt64) -> (candidate: Int, ref: UInt64, offsetBin: Int) {
         (Int((k >> Scanner.candidateShift) & 0x3F), (k >> Scanner.referenceShift) & 0xFFFFF,
@@ -407,8 +411,7 @@ public final class Scanner {
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
             var far = true
             if let explaining = lines[Int(ref)] {
-                let voted = Double(offsetBin * 4 + 2 - Scanner.offsetBias)
-                    + options.candidates[coarse].timeScale * Double(windowMid)
+                let voted = Double(Scanner.binCentre(offsetBin)) + options.candidates[coarse].timeScale * Double(windowMid)
                 if explaining.contains(where: {
                     abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
                 }) { continue }
@@ -431,7 +434,7 @@ public final class Scanner {
             for ci in max(0, coarse - 1)...min(options.candidates.count - 1, coarse + 1) {
                 let scale = options.candidates[ci].timeScale
                 let shift = (scale - options.candidates[coarse].timeScale) * Double(windowMid)
-                let around = offsetBin * 4 + 2 - Scanner.offsetBias - Int(shift.rounded())
+                let around = Scanner.binCentre(offsetBin) - Int(shift.rounded())
                 let hits = exactHits(ref: Int(ref), candidate: ci, around: around)
                 if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci; bestSlope = nil }
                 if abs(scale - 1) > 0.005 {
@@ -783,9 +786,10 @@ public final class Scanner {
         return i
     }
 
-    /// How much likelier a chance hit is when only its anchor's peak (or only its target's) has
-    /// to coincide, the other end lying on the stretch's own audio: 10 (one coincidence of a
-    /// peak's frequency bin instead of two, with the frame difference given by the stretch).
+    /// How much likelier a chance hit is when only its anchor's peak has to coincide, its
+    /// target lying on the stretch's own audio: 10 (one coincidence of a peak's frequency bin
+    /// instead of two, with the frame difference given by the stretch). Starts only: at ends a
+    /// masked spot's own sparse hits look the same.
     static let straddleChanceFactor = 10.0
     /// Hits per second a stretch gathers where its start's straddling strays are tested: 10
     /// (clean audio gives 20-60; pink noise as loud as the music about 4).
@@ -1477,12 +1481,7 @@ public final class Scanner {
                 if let j = open.indices.first(where: { $0 != i && open[$0].ref == ref && open[$0].announced
                                                         && open[$0].lastHitFrame >= first }) {
                     guard hits >= open[j].hits + max(3, open[j].hits / 10) else { continue }
-                    open[i].announced = true
-                    open[i].id = open[j].id
-                    open[j].announced = false
-                    open[i].reported = (seg.referenceTime(at: seg.end), seg.timeScale)
-                    open[i].reportedAt = seg.end
-                    onEvent?(.refined(id: open[i].id, segment: seg))
+                    moveActivity(from: j, to: i, segment: seg, alternatives: false)
                     continue
                 }
                 // A line whose audio holds another reference's announced line (shared material:
@@ -1491,12 +1490,7 @@ public final class Scanner {
                 // one entry with the other version as its alternative.
                 if let j = open.indices.first(where: { $0 != i && open[$0].ref != ref && open[$0].announced
                                                         && Scanner.shares(segment(open[$0]), seg) }) {
-                    open[i].announced = true
-                    open[i].id = open[j].id
-                    open[j].announced = false
-                    open[i].reported = (seg.referenceTime(at: seg.end), seg.timeScale)
-                    open[i].reportedAt = seg.end
-                    onEvent?(.refined(id: open[i].id, segment: withAlternatives(seg)))
+                    moveActivity(from: j, to: i, segment: seg, alternatives: true)
                     continue
                 }
                 open[i].announced = true
@@ -1517,6 +1511,19 @@ public final class Scanner {
                 }
             }
         }
+    }
+
+    /// Moves the activity of announced line `open[j]` to line `open[i]` (same id, `j` no longer
+    /// announced) and reports it as refined with `segment` (line `i`'s segment now), with the
+    /// lines of other references that share its audio (`j`'s among them) as its alternatives
+    /// when `alternatives`.
+    private func moveActivity(from j: Int, to i: Int, segment: Segment, alternatives: Bool) {
+        open[i].announced = true
+        open[i].id = open[j].id
+        open[j].announced = false
+        open[i].reported = (segment.referenceTime(at: segment.end), segment.timeScale)
+        open[i].reportedAt = segment.end
+        onEvent?(.refined(id: open[i].id, segment: alternatives ? withAlternatives(segment) : segment))
     }
 
     private func close(_ s: OpenSegment) {

@@ -3,9 +3,10 @@ import XCTest
 @testable import Soundmark
 
 /// Issue 10 (matching in the hard cases): which copy of a passage a reference repeats
-/// ``Scanner`` puts a play on, clean and under noise. Recordings are assembled from the sample
+/// ``Scanner`` puts a play on, clean and under noise, in `scan` and on the monitor's path, and
+/// plays of material two references share. Recordings are assembled from the sample
 /// references at 8000 Hz mono, so the truth is exact.
-final class ScannerNoiseTests: XCTestCase {
+final class ScannerRepeatTests: XCTestCase {
     private let rate = 8000
 
     private func piece(_ id: String, from: Double, seconds: Double) throws -> [Float] {
@@ -251,45 +252,5 @@ final class ScannerNoiseTests: XCTestCase {
         XCTAssertEqual(plays[0].start, 6, accuracy: 0.15)
         XCTAssertEqual(plays[1].end, 40, accuracy: 0.15)
         XCTAssertLessThanOrEqual(plays[0].end, plays[1].start + 0.1, "\(plays)")
-    }
-
-    /// Helper-found example (real music, `Fixtures/straddle`): 10 s of *The King is Dead*, then
-    /// a reference (*Heroes Rite*, then *Loyalists*) from its 6 s. Two anchor peaks of the lead-in
-    /// 0.26-0.37 s before the stretch coincide with the reference's, and their fan-out (targets
-    /// on the stretch's first notes) gave a dozen hits at once: the play started at 9.63 s (at
-    /// 9.41 s in `scan` of the helper's WAV, the spectrum's change point searched from there).
-    /// It starts at 10 s, reference time 6 s.
-    /// With the reference catalogued next to the five samples, the same.
-    func testLandmarksReachingFromTheLeadInDoNotStartACleanPlay() throws {
-        let dir = TestSupport.packageRoot.appendingPathComponent("Tests/SoundmarkTests/Fixtures/straddle")
-        let reference = try TestSupport.samples(ofFile: dir.appendingPathComponent("wesnoth-heroes-rite-loyalists.ogg").path)
-        let lead = try TestSupport.samples(ofFile: dir.appendingPathComponent("wesnoth-the-king-is-dead.ogg").path)
-        let recording = lead + Array(reference[(6 * rate)...]) + [Float](repeating: 0, count: 4 * rate)
-        let own = (MediaItem(id: "heroes-rite-loyalists"), TestSupport.signature(of: reference, role: .reference))
-        for items in [[own], [own] + (try TestSupport.referenceIDs.map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })] {
-            let segments = scan(recording, index: CatalogIndex(configuration: Configuration(), items: items))
-            XCTAssertEqual(segments.map(\.item.id), ["heroes-rite-loyalists"], "\(items.count) references")
-            guard let s = segments.first else { continue }
-            XCTAssertEqual(s.start, 10, accuracy: 0.05, "\(items.count) references")
-            XCTAssertEqual(s.referenceTime(at: 10), 6, accuracy: 0.02, "\(items.count) references")
-            XCTAssertEqual(s.end, 28, accuracy: 0.15, "\(items.count) references")
-        }
-    }
-
-    /// ``Scanner/edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` on hit
-    /// frames: two lone positions 22 and 18 frames before a stretch hit every 2 frames (31 hits
-    /// a second at 16 ms), their landmarks reaching the stretch's first hit. The plain test keeps
-    /// them (first index 0); as straddlers they are skipped (index 2); where the stretch gathers
-    /// fewer than the straddle rate (a hit every 8 frames, under noise) they are kept.
-    func testStraddlingStraysAreSkippedOnlyWhereTheStretchIsDense() {
-        let chance = Scanner.chanceHitsPerSecond * 0.016, rate = Scanner.straddleHitsPerSecond * 0.016
-        for (step, expected) in [(Int32(2), 2), (Int32(8), 0)] {
-            let stretch = (0..<(250 / Int(step))).map { Int32(622) + Int32($0) * step }
-            let positions: [Int32] = [600, 604] + stretch
-            let reach: [Int32] = [622, 640] + stretch.map { $0 + 20 }
-            XCTAssertEqual(Scanner.edge(positions, chanceRate: chance, horizon: 125), 0, "plain, step \(step)")
-            XCTAssertEqual(Scanner.edge(positions, chanceRate: chance, horizon: 125, reach: reach, span: 48, straddleRate: rate),
-                           expected, "step \(step)")
-        }
     }
 }
