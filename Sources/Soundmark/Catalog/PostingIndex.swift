@@ -217,6 +217,16 @@ public struct PostingIndex: Sendable {
         }
     }
 
+    /// The low byte of posting `i` (`0 ..< count`), read for its side effect: reading the first
+    /// posting of several buckets before widening any of them lets their memory reads (mostly
+    /// cache misses over a large index) overlap instead of waiting one after another.
+    @inline(__always)
+    func touch(_ i: Int) -> UInt8 {
+        if let wide { return UInt8(truncatingIfNeeded: wide[i]) }
+        guard let packed else { return 0 }
+        return packed.bytes[i * packed.entryBytes]
+    }
+
     /// Calls `body(i, entries[ranges[i]])` for each of `ranges` in order (as ``withPostings(_:_:)``
     /// gives them; each buffer is valid only during its call). The ranges must be ordered by
     /// their lower bounds (they may repeat or overlap), as a sweep over many buckets in bucket

@@ -171,6 +171,9 @@ public final class Scanner {
     private var referenceFrameCache: [Int: [UInt32]] = [:]
     /// ``referencePeaks(_:)`` of recent references.
     private var referencePeakCache: [Int: [PeakEdge.Peak]] = [:]
+    /// Where the bytes of postings read only to start their memory reads early end up (so the
+    /// reads are not optimised away); never used.
+    private var sink: UInt8 = 0
     /// The recording's recent spectrum (``consumeSpectrum(frame:levels:)``), for edges moved
     /// outwards by ``SpectrumEdge``; empty when the caller feeds landmarks only.
     private var spectrum: SpectrumRing
@@ -307,13 +310,26 @@ public final class Scanner {
         var table = self.table
         self.table = VoteTable.empty
         defer { self.table = table }
-        postings.start.withUnsafeBufferPointer { start in
-            for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
-                let c = options.candidates[ci]
-                guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: logShifts[ci]) else { continue }
-                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                if hi - lo > options.maxBucket || hi == lo { continue }
-                let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
+        // Every candidate's bucket is found (and its first posting read) before any is counted:
+        // the reads, mostly cache misses, then overlap instead of waiting one after another.
+        withUnsafeTemporaryAllocation(of: (lo: Int, hi: Int, ci: Int).self, capacity: options.candidates.count) { buckets in
+            var n = 0
+            postings.start.withUnsafeBufferPointer { start in
+                for ci in Swift.stride(from: (options.candidates.count / 2) % stride, to: options.candidates.count, by: stride) {
+                    let c = options.candidates[ci]
+                    guard let h = hasher.hash(l, timeScale: c.timeScale, logShift: logShifts[ci]) else { continue }
+                    let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                    if hi - lo > options.maxBucket || hi == lo { continue }
+                    buckets[n] = (lo, hi, ci)
+                    n += 1
+                }
+            }
+            var touched: UInt8 = 0
+            for b in 0..<n { touched |= postings.touch(buckets[b].lo) }
+            sink |= touched
+            for b in 0..<n {
+                let (lo, hi, ci) = buckets[b]
+                let q = Int((Double(l.anchorFrame) * options.candidates[ci].timeScale).rounded())
                 postings.withPostings(lo..<hi) { entries in
                     for entry in entries {
                         let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
@@ -488,19 +504,26 @@ public final class Scanner {
             cache = RunCache(firstSeq: first)
         }
         cache.trim(before: historyFirst, variants: variants)
-        while cache.count(variants: variants) < first + landmarks.count - cache.firstSeq {
-            lookUp(landmarks[cache.firstSeq + cache.count(variants: variants) - first], ref: ref, candidate: ci, into: &cache)
-        }
+        let covered = cache.firstSeq + cache.count(variants: variants) - first
+        if covered < landmarks.count { lookUp(landmarks[covered...], ref: ref, candidate: ci, into: &cache) }
         var hits: [Hit] = []
         let base = (first - cache.firstSeq) * variants
+        let scale = slope ?? c.timeScale, dropped = cache.dropped
         cache.frames.withUnsafeBufferPointer { frames in
             cache.ends.withUnsafeBufferPointer { ends in
+                // (Most landmarks find no posting of the reference in any variant: those are
+                // passed over on their slots' ends alone.)
+                var slotEnd = base == 0 ? dropped : ends[base - 1]
                 for (i, l) in landmarks.enumerated() {
-                    let q = Int((Double(l.anchorFrame) * (slope ?? c.timeScale)).rounded())
+                    let slots = base + i * variants
+                    let landmarkStart = slotEnd
+                    slotEnd = ends[slots + variants - 1]
+                    guard slotEnd > landmarkStart else { continue }
+                    let q = Int((Double(l.anchorFrame) * scale).rounded())
                     let end = l.anchorFrame + Int32(l.deltaFrames)
+                    var lo = landmarkStart - dropped
                     for k in 0..<variants {
-                        let slot = base + i * variants + k
-                        let lo = (slot == 0 ? cache.dropped : ends[slot - 1]) - cache.dropped, hi = ends[slot] - cache.dropped
+                        let hi = ends[slots + k] - dropped
                         var found = false
                         for e in lo..<hi {
                             let f = Int(frames[e])
@@ -510,6 +533,7 @@ public final class Scanner {
                             }
                         }
                         if found { break }
+                        lo = hi
                     }
                 }
             }
@@ -519,27 +543,52 @@ public final class Scanner {
         return hits
     }
 
-    /// The anchor frames of reference `ref`'s postings that landmark `l` finds at speed
+    /// The anchor frames of reference `ref`'s postings that each of `landmarks` finds at speed
     /// candidate `ci` with each frame-difference variant (as it is, then one frame shorter and
-    /// longer: see ``exactHits(ref:candidate:around:slope:inHistory:)``), appended to `cache`.
-    /// A variant with no hash, or whose bucket is empty or skipped (``ScanOptions/maxBucket``),
-    /// finds none.
-    private func lookUp(_ l: LandmarkHasher.Prepared, ref: Int, candidate ci: Int, into cache: inout RunCache) {
-        let start = index.postings.start
+    /// longer: see ``exactHits(ref:candidate:around:slope:inHistory:)``), appended to `cache`
+    /// landmark by landmark. A variant with no hash, or whose bucket is empty or skipped
+    /// (``ScanOptions/maxBucket``), finds none.
+    ///
+    /// The buckets of a run of landmarks are found (and their first postings read) before any
+    /// is searched for the reference: the reads, mostly cache misses, then overlap.
+    private func lookUp(_ landmarks: ArraySlice<LandmarkHasher.Prepared>, ref: Int, candidate ci: Int, into cache: inout RunCache) {
+        let postings = index.postings
         let c = options.candidates[ci], shift = logShifts[ci]
-        let tolerance = max(0, options.deltaTolerance)
-        for k in 0...(2 * tolerance) {
-            var v = l
-            v.deltaFrames += Int16(k == 0 ? 0 : (k % 2 == 1 ? -(k + 1) / 2 : k / 2))
-            if let h = hasher.hash(v, timeScale: c.timeScale, logShift: shift) {
-                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
-                if hi - lo <= options.maxBucket && hi > lo {
-                    index.postings.withPostings(index.postings.run(of: ref, in: lo..<hi)) { entries in
-                        for e in entries { cache.frames.append(UInt32(truncatingIfNeeded: e)) }
+        let variants = 2 * max(0, options.deltaTolerance) + 1
+        let batch = 64
+        withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: batch * variants) { buckets in
+            var from = landmarks.startIndex
+            while from < landmarks.endIndex {
+                let to = min(from + batch, landmarks.endIndex)
+                var n = 0
+                var touched: UInt8 = 0
+                postings.start.withUnsafeBufferPointer { start in
+                    for l in landmarks[from..<to] {
+                        for k in 0..<variants {
+                            var v = l
+                            v.deltaFrames += Int16(k == 0 ? 0 : (k % 2 == 1 ? -(k + 1) / 2 : k / 2))
+                            var bucket = 0..<0
+                            if let h = hasher.hash(v, timeScale: c.timeScale, logShift: shift) {
+                                let lo = Int(start[Int(h)]), hi = Int(start[Int(h) + 1])
+                                if hi - lo <= options.maxBucket && hi > lo { bucket = lo..<hi }
+                            }
+                            buckets[n] = bucket
+                            n += 1
+                        }
                     }
                 }
+                for b in 0..<n where !buckets[b].isEmpty { touched |= postings.touch(buckets[b].lowerBound) }
+                sink |= touched
+                for b in 0..<n {
+                    if !buckets[b].isEmpty {
+                        postings.withPostings(postings.run(of: ref, in: buckets[b])) { entries in
+                            for e in entries { cache.frames.append(UInt32(truncatingIfNeeded: e)) }
+                        }
+                    }
+                    cache.ends.append(cache.dropped + cache.frames.count)
+                }
+                from = to
             }
-            cache.ends.append(cache.dropped + cache.frames.count)
         }
     }
 
