@@ -276,11 +276,19 @@ final class CLITests: XCTestCase {
         XCTAssertFalse(ids.contains("supertux-forest"), "supertux-forest is not in the recording: \(ids)")
         XCTAssertEqual(ids, expected.map { $0["id"] as? String ?? "" })
         guard ids.count == expected.count else { return }
-        for (s, e) in zip(segments, expected) {
+        for (n, (s, e)) in zip(segments, expected).enumerated() {
             let id = e["id"] as? String ?? ""
             for (key, tolerance) in [("start", 1.0), ("end", 1.0), ("referenceStart", 1.0)] {
                 let got = try XCTUnwrap(s[key] as? Double, "\(id).\(key)")
                 let want = try XCTUnwrap(e[key] as? Double, "\(id).\(key)")
+                // A play crossfaded into music not in the catalog (supertux-chipdisko, then
+                // 20 s of other music) has no next play to share the crossfade with: it ends
+                // where its own peaks fade out, up to half the 4 s crossfade past the middle.
+                let next = n + 1 < expected.count ? expected[n + 1]["start"] as? Double : nil
+                if key == "end", let next, next - want > 1 {
+                    XCTAssertTrue((want - tolerance)...(want + 2) ~= got, "\(id) end \(got), crossfade middle \(want)")
+                    continue
+                }
                 XCTAssertEqual(got, want, accuracy: tolerance, "\(id) \(key)")
             }
             let speed = try XCTUnwrap(e["speed"] as? Double)
@@ -345,7 +353,11 @@ final class CLITests: XCTestCase {
         let mixStarts = try XCTUnwrap(try json(mixScan.stdout)["segments"] as? [[String: Any]]).compactMap { $0["start"] as? Double }
         XCTAssertEqual(mixStarts.count, 4)
         let mixCue = try soundmark("scan", "--catalog", try catalog(), "--format", "cue", "--cues", "segments", mix)
-        XCTAssertTrue(mixCue.stdout.contains("INDEX 00 01:08:"), mixCue.stdout)
+        // The unidentified music's pregap starts where the 2nd segment ends (68-70 s).
+        let secondEnd = try XCTUnwrap((try json(mixScan.stdout)["segments"] as? [[String: Any]])?[1]["end"] as? Double)
+        XCTAssertTrue((68...70).contains(secondEnd), "\(secondEnd)")
+        let f = Int((secondEnd * 75).rounded())
+        XCTAssertTrue(mixCue.stdout.contains(String(format: "INDEX 00 %02d:%02d:%02d", f / 4500, f / 75 % 60, f % 75)), mixCue.stdout)
         let mixSheet = file("recording.cue")
         try mixCue.stdout.write(toFile: mixSheet, atomically: true, encoding: .utf8)
         let mixBreaks = try run("/usr/bin/cuebreakpoints", [mixSheet])

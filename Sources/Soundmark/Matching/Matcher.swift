@@ -817,8 +817,23 @@ public final class Matcher {
             let (ref, b) = shortlisted[i]
             let source = sources[ref] ?? referencePostings(ref)
             var results: [MatchCandidate] = []
-            let refined = refine(landmarks, source: source, around: options.candidates[b.candidate], count: b.count, offset: b.offset,
+            var refined = refine(landmarks, source: source, around: options.candidates[b.candidate], count: b.count, offset: b.offset,
                                  hashes: sharedHashes[b.candidate])
+            // A transposition (pitch changed, tempo not) lines up with a speed change of the same
+            // pitch well enough to be found as one, but at the wrong time scale: `sox pitch 100`
+            // came out as speed 1.06, its offset 0.15-0.5 s early on 10 s clips and 1.7 s on 30 s
+            // ones. A speed change found is therefore also counted as the transposition of its
+            // pitch, which replaces it where it aligns a quarter more landmarks (at least 5); a
+            // true speed change loses most of its alignment that way.
+            if refined.speed.timeScale == refined.speed.frequencyScale, abs(refined.speed.frequencyScale - 1) > 0.005,
+               refined.count >= 2 * Matcher.minimumAligned {
+                let transposed = SpeedCandidate(timeScale: 1, frequencyScale: refined.speed.frequencyScale)
+                var noMemo: LookupMemo? = nil
+                if let t = bestVote(referenceRuns(landmarks, transposed, source: source, memo: &noMemo), transposed),
+                   t.count >= refined.count + max(5, refined.count / 4) {
+                    refined = refine(landmarks, source: source, around: transposed, count: t.count, offset: t.offset)
+                }
+            }
             // This reference's postings and votes at the refined speed, once per framing: the
             // repeat search, every copy's recount and its line check read them.
             var noMemo: LookupMemo? = nil

@@ -33,6 +33,19 @@ final class KeyLockTests: XCTestCase {
         XCTAssertTrue(m.json.text.contains("\"timeScale\":1"), m.json.text)
     }
 
+    func testTranspositionFoundAsASpeedChangeIsReportedAtTimeScaleOne() throws {
+        // Helper-found: with the default candidates (no pitch-only ones), `sox pitch 100` came out
+        // as a speed change (skew +0.06, time scale 1.06), its offset 0.15-0.54 s early on 10 s
+        // clips (1.7 s on 30 s ones); `pitch -100` 13 s off on one clip. The speed found is
+        // counted as a transposition too and kept as one when that aligns more landmarks.
+        for cents in [100, -100, 50] {
+            let m = try identify(["pitch", "\(cents)"])
+            XCTAssertEqual(m.frequencySkew, pow(2, Double(cents) / 1200) - 1, accuracy: 0.002, "\(cents) cents")
+            XCTAssertEqual(m.timeScale, 1, "\(cents) cents")
+            XCTAssertEqual(m.matchOffset, 10, accuracy: 0.02, "\(cents) cents")
+        }
+    }
+
     func testKeyLockTempoChangeIsReportedAsTimeScaleWithSkewZero() throws {
         // +5 % tempo, same pitch: before, the right offset but no tempo factor.
         let m = try identify(["tempo", "1.05"])

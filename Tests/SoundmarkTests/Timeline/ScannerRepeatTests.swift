@@ -70,6 +70,79 @@ final class ScannerRepeatTests: XCTestCase {
         XCTAssertEqual(s.end, 51, accuracy: 0.2)
     }
 
+    /// Helper-found example: version a (*Beach* 40-60 s, `Fixtures/shared-intro`, then battle
+    /// 10-30 s) and version b (chipdisko 10-30 s, then the same battle) catalogued; a recording of
+    /// 6 or 12 s of silence, then a. a's line opened on its first window at speed 0.99 and kept
+    /// it, so over the shared battle it gathered a third of b's hits and b came out as a play of
+    /// its own (26-46 s), in `scan` and as a second activity in `monitor`. One segment for a,
+    /// with b as the alternative over the shared stretch; one activity.
+    func testAPlayIsCountedAtTheSpeedItsHitsShow() throws {
+        let dir = TestSupport.packageRoot.appendingPathComponent("Tests/SoundmarkTests/Fixtures/shared-intro")
+        let beach = try TestSupport.samples(ofFile: dir.appendingPathComponent("hedgewars-beach.flac").path)
+        let shared = try piece("wesnoth-battle", from: 10, seconds: 20)
+        let a = Array(beach.prefix(20 * rate)) + shared, b = (try piece("supertux-chipdisko", from: 10, seconds: 20)) + shared
+        let index = CatalogIndex(configuration: Configuration(), items: [
+            (MediaItem(id: "a"), TestSupport.signature(of: a, role: .reference)),
+            (MediaItem(id: "b"), TestSupport.signature(of: b, role: .reference))])
+        for lead in [6, 12] {
+            let recording = [Float](repeating: 0, count: lead * rate) + a + [Float](repeating: 0, count: 4 * rate)
+            let segments = scan(recording, index: index)
+            XCTAssertEqual(segments.map(\.item.id), ["a"], "lead-in \(lead) s")
+            if let s = segments.first {
+                XCTAssertEqual(s.start, Double(lead), accuracy: 0.1, "lead-in \(lead) s")
+                XCTAssertEqual(s.end, Double(lead + 40), accuracy: 0.1, "lead-in \(lead) s")
+                XCTAssertEqual(s.frequencySkew, 0, accuracy: 0.002, "lead-in \(lead) s")
+                XCTAssertEqual(s.alternatives.map(\.item.id), ["b"], "lead-in \(lead) s")
+                XCTAssertEqual(s.alternatives.first?.start ?? 0, Double(lead + 20), accuracy: 0.3, "lead-in \(lead) s")
+            }
+            let (started, ended) = activities(recording, index: index)
+            XCTAssertEqual(started, [1], "lead-in \(lead) s")
+            XCTAssertEqual(ended.map(\.segment.item.id), ["a"], "lead-in \(lead) s")
+        }
+    }
+
+    /// Helper-found example: knolls at 0.1 times the level of battle under it for 8 s (4-12 s,
+    /// reference 0-8 s), 16 s of battle alone, then knolls from reference 24 s at full level
+    /// (28-40 s, on the same line). The play was traced back through the 26 s landmark history
+    /// to the faint hits and started at 16.3 s (reference 12.3 s), over battle alone. It starts
+    /// at 28 s: the trace stops at a gap as long as a line's closing delay.
+    func testAPlayIsNotTracedBackAcrossAGapWithoutHits() throws {
+        let battle = try piece("wesnoth-battle", from: 0, seconds: 28), knolls = try piece("wesnoth-knolls", from: 0, seconds: 36)
+        var bed = battle.map { $0 * 0.5 }
+        for i in 0..<(8 * rate) { bed[4 * rate + i] += 0.1 * knolls[i] }
+        let recording = bed + Array(knolls[(24 * rate)...])
+        let index = CatalogIndex(configuration: Configuration(), items: try TestSupport.referenceIDs.map {
+            (MediaItem(id: $0), try TestSupport.referenceSignature($0))
+        })
+        let knollsSegments = scan(recording, index: index).filter { $0.item.id == "wesnoth-knolls" }
+        XCTAssertEqual(knollsSegments.count, 1)
+        guard let s = knollsSegments.first else { return }
+        XCTAssertEqual(s.start, 28, accuracy: 0.1)
+        XCTAssertEqual(s.referenceTime(at: 28), 24, accuracy: 0.05)
+    }
+
+    /// Helper-found example on the monitor's path: a reference P Q P R (P bit-exact at 0 and
+    /// 20 s: knolls 10-20 s; Q battle 5-15 s, R battle 25-35 s); a recording of 6 s of other
+    /// music (chipdisko or symphony 10-16 s), P, and the same 6 s again. The line on one copy
+    /// announced the play; the line on the other copy (over the same audio, ending with it, a
+    /// chance hit or two later) was taken for a later play going on past it, and the activity
+    /// ended at its start: 0.08 and 0.02 s long. One activity over the play, 6-16 s.
+    func testAnotherCopyOverThePlayDoesNotCutItsActivity() throws {
+        let p = try piece("wesnoth-knolls", from: 10, seconds: 10)
+        let reference = p + (try piece("wesnoth-battle", from: 5, seconds: 10)) + p + (try piece("wesnoth-battle", from: 25, seconds: 10))
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "rep"), TestSupport.signature(of: reference, role: .reference))])
+        for other in ["supertux-chipdisko", "wesnoth-the-dangerous-symphony"] {
+            let around = try piece(other, from: 10, seconds: 6)
+            let (started, ended) = activities(around + p + around, index: index)
+            XCTAssertEqual(started, [1], other)
+            XCTAssertEqual(ended.count, 1, other)
+            guard let s = ended.first?.segment else { continue }
+            XCTAssertEqual(s.start, 6, accuracy: 0.3, other)
+            XCTAssertEqual(s.end, 16, accuracy: 0.3, other)
+        }
+    }
+
     /// The ids of the monitor's `started` events over `recording`, and its `ended` events.
     private func activities(_ recording: [Float], index: CatalogIndex) -> (started: [Int], ended: [(id: Int, segment: Segment)]) {
         var started: [Int] = [], ended: [(id: Int, segment: Segment)] = []
