@@ -350,10 +350,10 @@ public final class Catalog {
     }
 
     /// The id of a stored reference other than `id` that holds the same recording as `signature`
-    /// (``Matcher/sameRecording(as:)``), reading only the references of its length (within 1 s
-    /// or 1 %): inside the caller's transaction.
+    /// (``Matcher/sameRecording(as:)``), reading only the references of its length (within
+    /// ``Matcher/duplicateLengthTolerance``): inside the caller's transaction.
     private func storedSameRecording(as signature: Signature, excluding id: String) throws -> String? {
-        let tolerance = max(1, 0.01 * signature.duration), rate = Double(configuration.sampleRate)
+        let tolerance = Matcher.duplicateLengthTolerance, rate = Double(configuration.sampleRate)
         let low = Int64(((signature.duration - tolerance) * rate).rounded(.down))
         let high = Int64(((signature.duration + tolerance) * rate).rounded(.up))
         let index = try decodeIndex(filter: "WHERE r.sample_count BETWEEN ? AND ? AND r.id <> ?", low, high, id)

@@ -1123,8 +1123,15 @@ extension Matcher {
     /// landmark aligned with an existing reference for the two to count as one recording: 0.8.
     public static let duplicateCoverage = 0.8
 
+    /// Seconds two recordings' lengths may differ by and still be one recording: 0.25. A
+    /// re-encoding adds or drops at most a codec frame or two of priming and padding (MP3 and
+    /// AAC about 0.05 s, Opus none once its pre-skip is honoured; resampling none); a 60 s file
+    /// with its last 0.5 s cut, or a 9.5 s cut-down of a 10 s spot, is another edit (within the
+    /// 1 s or 1 % allowed before, both were skipped as duplicates).
+    public static let duplicateLengthTolerance = 0.25
+
     /// The reference that holds the same recording as `signature` (a re-encoding, a resampled or
-    /// re-wrapped copy), if any: the same length (within 1 s or 1 %, whichever is more), aligned
+    /// re-wrapped copy), if any: the same length (within ``duplicateLengthTolerance``), aligned
     /// from start to end at skew 0 and offset 0 (±2 frames), with aligned landmarks in at least
     /// ``duplicateCoverage`` of its slots. A different edit of the same music (cut, extended,
     /// sped up) is not a duplicate.
@@ -1140,7 +1147,7 @@ extension Matcher {
         // its own (the same votes as over the whole catalog), so the check costs nothing when
         // no reference has this length, whatever the catalog's size.
         let sameLength = index.references.indices.filter {
-            abs(index.references[$0].duration - signature.duration) <= max(1, 0.01 * signature.duration)
+            abs(index.references[$0].duration - signature.duration) <= Matcher.duplicateLengthTolerance
         }
         for ref in sameLength {
             guard let b = bestVotes(landmarks, unit, only: ref)[ref], abs(b.offset) <= 2 else { continue }
