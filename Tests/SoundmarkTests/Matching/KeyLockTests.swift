@@ -46,6 +46,29 @@ final class KeyLockTests: XCTestCase {
         }
     }
 
+    func testAClipAcrossALoopPointIsReportedUnchanged() throws {
+        // Helper-found: a reference P Q (P 10 s of chipdisko from 5 s or of forest from 20 s,
+        // Q battle 0-10 s) and a clip of P's last 3 s followed by its first 3 s (a loop
+        // replayed). The match over the clip's second half (offset -3 s) was reported as
+        // "tempo only, time scale 0.990", its offset 41-44 ms off: its 3 s align about as well at
+        // a 1 % tempo change. Unchanged: offset -3 s within 5 ms, time scale 1, skew 0.
+        for (id, from) in [("supertux-chipdisko", 5.0), ("supertux-forest", 20)] {
+            let p = try TestSupport.piece(id, from: from, seconds: 10)
+            let reference = p + (try TestSupport.piece("wesnoth-battle", from: 0, seconds: 10))
+            let matcher = Matcher(index: CatalogIndex(configuration: Configuration(),
+                                                      items: [(MediaItem(id: "pq"), TestSupport.signature(of: reference, role: .reference))]))
+            let clip = Array(p[(7 * 8000)...]) + Array(p[..<(3 * 8000)])
+            let reframed = (1..<Matcher.framings).map {
+                TestSupport.signature(of: Array(clip.dropFirst($0 * 128 / Matcher.framings)), role: .query)
+            }
+            let matches = matcher.matchedItems(for: TestSupport.signature(of: clip, role: .query), reframed: reframed)
+            let second = try XCTUnwrap(matches.first { abs($0.matchOffset + 3) < 0.5 }, "\(id): \(matches.map(\.matchOffset))")
+            XCTAssertEqual(second.matchOffset, -3, accuracy: 0.005, id)
+            XCTAssertEqual(second.timeScale, 1, id)
+            XCTAssertEqual(second.frequencySkew, 0, id)
+        }
+    }
+
     func testKeyLockTempoChangeIsReportedAsTimeScaleWithSkewZero() throws {
         // +5 % tempo, same pitch: before, the right offset but no tempo factor.
         let m = try identify(["tempo", "1.05"])
