@@ -1117,14 +1117,14 @@ public final class Matcher {
         // first pass's tie went to (an unchanged clip reported "tempo only, time scale 0.990",
         // its offset 42 ms off; 5 of 1,252 unchanged benchmark clips reported a tempo or skew).
         let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
-        if c != unit, max(abs(c.timeScale - 1), abs(c.frequencyScale - 1)) <= 0.0105,
-           let b = bestVote(referenceRuns(landmarks, unit, source: source, memo: &memo), unit) {
-            tried.append((-100, unit, b.offset, b.count))
+        var unchanged: (offset: Int, count: Int)? = nil
+        if c != unit, max(abs(c.timeScale - 1), abs(c.frequencyScale - 1)) <= 0.0105 {
+            unchanged = bestVote(referenceRuns(landmarks, unit, source: source, memo: &memo), unit)
         }
-        let top = tried.map(\.count).max() ?? count
+        let top = max(tried.map(\.count).max() ?? count, unchanged?.count ?? 0)
         let slack = max(1, top / 100)
-        let near = tried.filter { $0.count >= top - slack }
-        let chosen = near.first { $0.step == -100 } ?? near.min { (abs($0.step), $0.step) < (abs($1.step), $1.step) }!
+        if let u = unchanged, u.count >= top - slack { return (unit, u.offset, u.count) }
+        let chosen = tried.filter { $0.count >= top - slack }.min { (abs($0.step), $0.step) < (abs($1.step), $1.step) }!
         return (chosen.speed, chosen.offset, chosen.count)
     }
 }

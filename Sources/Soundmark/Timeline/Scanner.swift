@@ -877,8 +877,10 @@ public final class Scanner {
     /// instead of two, with the frame difference given by the stretch). Starts only: at ends a
     /// masked spot's own sparse hits look the same.
     static let straddleChanceFactor = 10.0
-    /// Hits per second a stretch gathers where its start's straddling strays are tested: 10
-    /// (clean audio gives 20-60; pink noise as loud as the music about 4).
+    /// Hits per second a stretch gathers where it is heard clearly: 10 (clean audio gives 20-60;
+    /// pink noise as loud as the music about 4). Its start's straddling strays are tested there,
+    /// and a new line's trace back through the history stops at a gap without hits (see
+    /// ``attach(ref:candidate:hits:slope:)``).
     static let straddleHitsPerSecond = 10.0
 
     /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance rate and a 2 s
