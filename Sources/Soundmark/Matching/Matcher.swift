@@ -219,6 +219,12 @@ public final class Matcher {
     /// benchmark clip under pink noise at −5 dB SNR was found at tempo 0.987).
     public static let unchangedSpeedRange = 0.02
 
+    /// Whether `speed` lies beyond ``unchangedSpeedRange`` of the unchanged speed in time scale
+    /// or frequency scale: a speed the search reached, not one noise moved an unchanged clip to.
+    public static func isSearched(_ speed: SpeedCandidate) -> Bool {
+        max(abs(speed.timeScale - 1), abs(speed.frequencyScale - 1)) > unchangedSpeedRange
+    }
+
     /// Bits of a vote key: reference index (18), offset + 2^24 (25), hash (21).
     static let hashBits: UInt64 = 21, offsetBits: UInt64 = 25, offsetBias = 1 << 24
 
@@ -851,7 +857,7 @@ public final class Matcher {
             // A match found far out in the speed search has had many more candidates to reach its
             // count by chance than one near the unchanged speed (where noise often moves an
             // unchanged clip's best votes).
-            let searched = max(abs(refined.speed.timeScale - 1), abs(refined.speed.frequencyScale - 1)) > Matcher.unchangedSpeedRange
+            let searched = Matcher.isSearched(refined.speed)
             let ownBackground = max(background, chanceLine(framingRuns[0], besides: offsets.map(\.offset)))
                 + (searched ? Matcher.speedSearchPenalty : 0)
             let chance = chanceModel(reference: ref, speed: refined.speed, queryFrames: queryFrames, runs: framingRuns[0])

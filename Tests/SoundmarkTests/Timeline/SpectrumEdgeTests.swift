@@ -312,4 +312,34 @@ final class SpectrumEdgeTests: XCTestCase {
         // Too few readings inside.
         XCTAssertNil(SpectrumEdge.outward(outward, inside: Array(inside.prefix(10))))
     }
+
+    /// Helper-found example (real music, `Fixtures/quoted-theme`): Wesnoth's *Revelation* made
+    /// 5 % faster (28.6 s) or 7 % slower (26.9 s), scanned against an excerpt of *Loyalists*, a
+    /// track by the same composer that shares its theme. The lines at the speed change gathered
+    /// about 2 hits a second: a play of 8.5 s at confidence 0.93 and one of 16 s at 0.998. The
+    /// reference's peaks do not stand out in the recording's spectrum, so neither is a play. The
+    /// excerpt itself made 5 % faster after the faster *Revelation* is one play, from 28.6 s.
+    func testOtherMusicAtASearchedSpeedIsNotAPlay() throws {
+        let dir = TestSupport.packageRoot.appendingPathComponent("Tests/SoundmarkTests/Fixtures/quoted-theme")
+        let referencePath = dir.appendingPathComponent("wesnoth-loyalists-70-110.flac").path
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: [(MediaItem(id: "loyalists"),
+                                          TestSupport.signature(of: try TestSupport.samples(ofFile: referencePath), role: .reference))])
+        let fast = try TestSupport.samples(ofFile: dir.appendingPathComponent("wesnoth-revelation-fast-30s.flac").path)
+        for (name, recording) in [("fast", fast),
+                                  ("slow", try TestSupport.samples(ofFile: dir.appendingPathComponent("wesnoth-revelation-slow-25s.flac").path))] {
+            XCTAssertEqual(scan(recording, index: index).map { "\($0.start)-\($0.end) \($0.confidence)" }, [], name)
+            XCTAssertEqual(scan(recording, index: index, spectrum: false).count, 1, "\(name): the hits alone make a play")
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sox") else { throw XCTSkip("no sox") }
+        let sped = try TestSupport.temporaryDirectory(self).appendingPathComponent("loyalists-fast.wav").path
+        let r = try TestSupport.run("/usr/bin/sox", [referencePath, sped, "trim", "5", "21", "speed", "1.05"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let segments = scan(fast + (try TestSupport.samples(ofFile: sped)), index: index)
+        XCTAssertEqual(segments.map(\.item.id), ["loyalists"])
+        guard let s = segments.first else { return }
+        XCTAssertEqual(s.start, Double(fast.count) / Double(rate), accuracy: 0.1)
+        XCTAssertEqual(s.referenceStart, 5, accuracy: 0.1)
+        XCTAssertEqual(s.frequencySkew, 0.05, accuracy: 0.003)
+    }
 }
