@@ -320,6 +320,27 @@ func fingerprint(_ path: String, catalogPath: String, configuration: Configurati
 
 func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
+    // A catalog file this command creates is removed again when nothing could be added to it
+    // (every input failed): a failed first `catalog add` leaves no empty catalog behind.
+    let creates = !PostgresLocation.isPostgres(catalogPath) && !FileManager.default.fileExists(atPath: catalogPath)
+    func removeIfEmpty() {
+        guard creates, FileManager.default.fileExists(atPath: catalogPath),
+              let refs = try? Catalog(path: catalogPath, readOnly: true).references(), refs.isEmpty else { return }
+        for suffix in ["", "-wal", "-shm", "-journal", ".index"] { try? FileManager.default.removeItem(atPath: catalogPath + suffix) }
+    }
+    do {
+        let status = try addToCatalog(args, catalogPath: catalogPath)
+        if status == Exit.error { removeIfEmpty() }
+        return status
+    } catch {
+        removeIfEmpty()
+        throw error
+    }
+}
+
+/// `catalog add` into the catalog at `catalogPath` (see ``runCatalogAdd(_:)``); the catalog is
+/// closed when this returns.
+private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -> Int32 {
     let metadata = try args.value("metadata").map(readMetadata) ?? []
     if args.positional.isEmpty && args.value("metadata") == nil {
         throw UsageError(message: "give media files or folders, or --metadata FILE")

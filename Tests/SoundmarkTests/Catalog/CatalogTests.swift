@@ -244,6 +244,36 @@ final class CatalogTests: XCTestCase {
 
     // MARK: - crash safety
 
+    /// A first `catalog add` whose every input fails (a file that is not media, a missing file)
+    /// exits 2 with a one-line error naming the file and leaves no catalog or index file behind;
+    /// into an existing catalog (or with one input added) the catalog stays.
+    func testAFailedFirstAddLeavesNoEmptyCatalog() throws {
+        let binary = try TestSupport.soundmarkBinary()
+        let dir = try TestSupport.temporaryDirectory(self)
+        let bad = dir.appendingPathComponent("bad.mp3").path
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: bad))
+        let good = dir.appendingPathComponent("tone.wav").path
+        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:seed=3:amplitude=0.5:duration=20", "-ac", "1", "-ar", "8000"],
+                               output: good)
+        let catalogPath = dir.appendingPathComponent("new.db").path
+        func leftover() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("new.db") }.sorted()
+        }
+        for inputs in [[bad], [dir.appendingPathComponent("missing.wav").path], [bad, dir.appendingPathComponent("missing.wav").path]] {
+            let r = try TestSupport.run(binary, ["catalog", "add", "--catalog", catalogPath] + inputs)
+            XCTAssertEqual(r.status, 2, r.stderr)
+            XCTAssertTrue(r.stderr.contains(inputs[0]), r.stderr)
+            XCTAssertEqual(try leftover(), [], "\(inputs)")
+        }
+        let some = try TestSupport.run(binary, ["catalog", "add", "--catalog", catalogPath, bad, good])
+        XCTAssertEqual(some.status, 1, some.stderr)
+        XCTAssertEqual(try leftover(), ["new.db", "new.db.index"])
+        let again = try TestSupport.run(binary, ["catalog", "add", "--catalog", catalogPath, bad])
+        XCTAssertEqual(again.status, 2, again.stderr)
+        let list = try TestSupport.run(binary, ["catalog", "list", "--catalog", catalogPath])
+        XCTAssertEqual(list.stdout.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }, ["tone"])
+    }
+
     /// `catalog add` of a folder is SIGKILLed after its first reference is committed: the catalog
     /// must open, hold only complete references, and a second run adds the rest.
     func testKillDuringAddLeavesACompleteCatalog() throws {
