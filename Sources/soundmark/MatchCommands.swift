@@ -398,9 +398,14 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         let rows = segments.map { s in
             [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
              String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
-             String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0)]
+             String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0),
+             String(format: "%.5f", s.timeScale),
+             s.alternatives.map { String(format: "%@ %.3f-%.3f", $0.item.id, $0.start, $0.end) }.joined(separator: "; ")]
         }
-        print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew"], rows: rows), terminator: "")
+        // (timeScale: reference seconds per recording second; alternatives: the other references
+        // the stretch cannot be told from, "id start-end" in recording seconds, "; " between.)
+        print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew",
+                                     "timeScale", "alternatives"], rows: rows), terminator: "")
     case "html":
         // The report page of this one recording (segments as airings, wall-clock times from --start-time).
         let shown = airings.map { a -> Airing in

@@ -301,7 +301,7 @@ final class CLITests: XCTestCase {
         // CSV: header line, one row per segment, RFC 4180 CRLF line ends.
         let csv = try soundmark("scan", "--catalog", try catalog(), "--format", "csv", recording)
         XCTAssertEqual(csv.status, 0, csv.stderr)
-        XCTAssertTrue(csv.stdout.hasPrefix("start,end,id,title,artist,referenceStart,referenceEnd,confidence,frequencySkew\r\n"),
+        XCTAssertTrue(csv.stdout.hasPrefix("start,end,id,title,artist,referenceStart,referenceEnd,confidence,frequencySkew,timeScale,alternatives\r\n"),
                       csv.stdout)
         XCTAssertTrue(csv.stdout.hasSuffix("\r\n"))
         let bytes = Array(csv.stdout.utf8)

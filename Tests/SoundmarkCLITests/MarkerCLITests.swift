@@ -190,6 +190,13 @@ final class MarkerCLITests: XCTestCase {
         XCTAssertEqual(b40?["reference"] as? String, "spot-b")
         XCTAssertEqual(b40?["refined"] as? Bool, true)
         XCTAssertEqual(((segments[1]["alternatives"] as? [[String: Any]])?.first?["reference"] as? [String: Any])?["id"] as? String, "spot-a")
+        // CSV: the same alternatives in the last column ("id start-end", recording seconds).
+        let csv = try run(bin, ["scan", "--catalog", db, "--format", "csv", recording])
+        XCTAssertEqual(csv.status, 0, csv.err)
+        let csvRows = csv.out.components(separatedBy: "\r\n").dropFirst().filter { !$0.isEmpty }
+        XCTAssertEqual(csvRows.count, 4, csv.out)
+        XCTAssertEqual(csvRows.map { String(($0.components(separatedBy: ",").last ?? "").prefix(7)) },
+                       ["", "spot-a ", "spot-b ", "spot-b "], csv.out)
         // firstSeen: the end of the first 10 s window (one every 5 s) lying 60 % or more in the
         // segment that decoded the payload: 40–50 s.
         XCTAssertEqual(b40?["firstSeen"] as? Double, 50)
