@@ -892,9 +892,9 @@ public final class Matcher {
             stretches[i] = s
             return s
         }
-        // Only matches that reach the options' threshold are grouped: asked for at a lower one
-        // (by match(_:reframed:spectrum:)), the weak alignments are not compared.
-        let grouped = results.indices.filter { results[$0].confidence >= max(threshold, options.threshold) }
+        // Only matches that reach the options' threshold (and ``ambiguityFloor``) are grouped:
+        // asked for at a lower one (by match(_:reframed:spectrum:)), the weak alignments are not compared.
+        let grouped = results.indices.filter { results[$0].confidence >= max(threshold, options.threshold, Matcher.ambiguityFloor) }
         var group = 0
         for i in grouped where results[i].ambiguityGroup == nil {
             let members = grouped.filter { $0 > i && results[$0].ambiguityGroup == nil
@@ -982,6 +982,12 @@ public final class Matcher {
         }
         return best
     }
+
+    /// Lowest confidence of a match compared with the others for an ambiguity group
+    /// (``MatchCandidate/ambiguityGroup``): 0.1. Below it an alignment is chance, whatever
+    /// threshold was asked for: with `identify --threshold 0` the chance alignments of other
+    /// audio whose few landmarks lay in the same place were listed as indistinguishable copies.
+    public static let ambiguityFloor = 0.1
 
     /// Fewest aligned landmarks (±1 frame, one framing) a reference needs to be considered: 6.
     static let minimumAligned = 6

@@ -18,6 +18,30 @@ final class AmbiguityTests: XCTestCase {
         return Matcher(index: index).matchedItems(for: TestSupport.signature(of: clip, role: .query), reframed: reframed)
     }
 
+    /// Asked for every match (`identify --threshold 0`), the chance alignments of other audio
+    /// were grouped as "indistinguishable" whenever their few landmarks lay in the same place
+    /// (10 s of Wesnoth's *The King is Dead* and 27 s of *Revelation* 7 % slower, neither
+    /// catalogued, against the five sample references: groups of chance alignments at
+    /// confidence 0.00). Matches under ``Matcher/ambiguityFloor`` are not compared.
+    func testChanceAlignmentsAreNotAnAmbiguityGroup() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try TestSupport.referenceIDs.map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        var options = MatchOptions()
+        options.threshold = 0
+        let matcher = Matcher(index: index, options: options)
+        let fixtures = TestSupport.packageRoot.appendingPathComponent("Tests/SoundmarkTests/Fixtures")
+        for file in ["straddle/wesnoth-the-king-is-dead.ogg", "quoted-theme/wesnoth-revelation-slow-25s.flac"] {
+            let clip = try TestSupport.samples(ofFile: fixtures.appendingPathComponent(file).path)
+            let reframed = (1..<Matcher.framings).map {
+                TestSupport.signature(of: Array(clip.dropFirst($0 * 128 / Matcher.framings)), role: .query)
+            }
+            let found = matcher.matchedItems(for: TestSupport.signature(of: clip, role: .query), reframed: reframed)
+            XCTAssertGreaterThan(found.count, 1, file)
+            XCTAssertTrue(found.allSatisfy { $0.confidence < Matcher.ambiguityFloor }, "\(file): \(found.map(\.confidence))")
+            XCTAssertEqual(found.filter { !$0.ambiguous.isEmpty }.map(\.item.id), [], file)
+        }
+    }
+
     func testVersionsSharingTheirOpeningAreOneAmbiguityGroup() throws {
         // Two versions: the same first 20 s (knolls 0–20 s), then battle or forest.
         let opening = try seconds("wesnoth-knolls", 0, 20)
