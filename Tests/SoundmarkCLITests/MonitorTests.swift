@@ -670,6 +670,34 @@ final class MonitorTests: XCTestCase {
         }
     }
 
+    /// The monitor reads the spectrum as `scan` does: other music at a speed change that lines up
+    /// with a reference sharing its theme (Wesnoth's *Revelation* 5 % faster or 7 % slower
+    /// against an excerpt of *Loyalists*, `Tests/SoundmarkTests/Fixtures/quoted-theme`) started
+    /// an activity of 16 s (7.8-23.7 s) where `scan` found nothing; now neither does. The
+    /// excerpt itself made 5 % faster after it is one activity from the end of the other music.
+    func testOtherMusicAtASearchedSpeedStartsNoActivity() throws {
+        let fixtures = Self.root.appendingPathComponent("Tests/SoundmarkTests/Fixtures/quoted-theme")
+        let reference = fixtures.appendingPathComponent("wesnoth-loyalists-70-110.flac").path
+        let db = Self.work.appendingPathComponent("quoted.db").path
+        let add = try run(["catalog", "add", "--catalog", db, "--id", "loyalists", reference])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        for name in ["wesnoth-revelation-fast-30s.flac", "wesnoth-revelation-slow-25s.flac"] {
+            let result = try run(["monitor", "--catalog", db, "--catalog-poll", "0", fixtures.appendingPathComponent(name).path])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let started = events(result.lines).filter { $0["event"] as? String == "segment.started" }
+            XCTAssertEqual(started.count, 0, "\(name): \(result.lines)")
+        }
+        let sped = Self.work.appendingPathComponent("quoted-then-fast.wav").path
+        let sox = try Child("/usr/bin/sox", [fixtures.appendingPathComponent("wesnoth-revelation-fast-30s.flac").path, reference, sped,
+                                             "speed", "1.05"]).finish(timeout: 60)
+        XCTAssertEqual(sox.status, 0, sox.stderr)
+        let result = try run(["monitor", "--catalog", db, "--catalog-poll", "0", sped])
+        let started = events(result.lines).filter { $0["event"] as? String == "segment.started" }
+        XCTAssertEqual(started.map { $0["material_id"] as? String ?? "?" }, ["loyalists"], "\(result.lines)")
+        // (sox speed 1.05 of both: the other music lasts 28.6 / 1.05 s.)
+        XCTAssertEqual(number(started.first?["start"]) ?? -1, 28.6 / 1.05, accuracy: 0.3)
+    }
+
     /// Issue 8.9: `timeline merge` of the monitor's own output. The monitor writes a track's
     /// `segment.ended` after the next track's `segment.started`; the row still ends where the
     /// monitor measured the end, and every row is closed.
@@ -691,7 +719,14 @@ final class MonitorTests: XCTestCase {
                 let id = row["activity_id"] as? String ?? "?"
                 let end = try XCTUnwrap(number(row["end"]), "\(path) row \(id) has no end")
                 XCTAssertEqual(end, endOf[id] ?? -1, accuracy: 1e-9, "\(path) \(id)")
-                XCTAssertEqual(end, want, accuracy: 1, "\(path) \(id)")
+                // supertux-chipdisko crossfades into music not in the catalog at 68 s: it ends where
+                // its own peaks fade out in the spectrum, up to half the 4 s crossfade past the
+                // middle, as in `scan` (testScanRecordingMatchesExpectedSetList).
+                if path == Self.recording && want == 68 {
+                    XCTAssertTrue((want - 1)...(want + 2) ~= end, "\(path) \(id) end \(end), crossfade middle \(want)")
+                } else {
+                    XCTAssertEqual(end, want, accuracy: 1, "\(path) \(id)")
+                }
                 XCTAssertEqual(number((row["fields"] as? [String: Any])?["end"]) ?? -1, end, accuracy: 1e-9, "\(path) \(id) fields.end")
                 XCTAssertEqual(row["closed"] as? Bool, true, "\(path) \(id)")
             }

@@ -354,7 +354,14 @@ public final class ManagedSession: @unchecked Sendable {
                     activities.limit = position.seconds(position.base + generator.sampleCount + Int64(samples.count))
                     onAudio?(samples, position.seconds(position.base + generator.sampleCount))
                     liveOrigin = min(liveOrigin, wall - activities.limit)
-                    samples.withUnsafeBufferPointer { p in generator.append(p) { feed($0) } }
+                    // The spectrum rows too, in recording frames, as `scan` feeds them: a line at a
+                    // searched speed is checked in it (see Scanner's searched-speed check).
+                    let baseFrame = Int(position.baseFrame)
+                    samples.withUnsafeBufferPointer { p in
+                        generator.append(p, emit: { feed($0) }, spectrum: { frame, levels in
+                            scanner.consumeSpectrum(frame: frame + baseFrame, levels: SpectrumRing.quantise(levels))
+                        })
+                    }
                     heartbeat(at: position.base + generator.sampleCount)
                 case .dropped(let wall):
                     connectionStarted()

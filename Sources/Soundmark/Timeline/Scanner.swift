@@ -1267,7 +1267,10 @@ public final class Scanner {
         // (A line that has become dense is left to its hits.)
         guard Double(s.hits) < Scanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
         if let at = s.spectralCheckedAt, s.spectralVeto == nil || windowEnd - at < Int(5 / hop) { return }
-        guard Scanner.confidence(hits: s.hits, duration: duration) >= options.threshold else { return }
+        // (Read before the line could be announced: its segment's confidence from hits alone.)
+        var unchecked = s
+        unchecked.spectralVeto = nil
+        guard segment(unchecked).confidence >= options.threshold else { return }
         var first = max(s.firstHitFrame, spectrum.latest - SpectrumRing.capacity + 1), last = min(s.lastHitFrame, spectrum.latest)
         while first < last && !spectrum.holds(first) { first += 1 }
         while last > first && !spectrum.holds(last) { last -= 1 }
