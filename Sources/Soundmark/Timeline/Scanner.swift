@@ -189,6 +189,10 @@ public final class Scanner {
     /// mix01 over *Call of the Winding Path* at 0.97 (the play and its loop's other copies, 2 to
     /// 20 hits a second) scored 0.02–2.5, so a line heard more clearly is left to its hits.
     static let searchedSpeedCheckRate = 4.0
+    /// Lowest spectral score (``SpectralCheck``) a sparse line at a searched speed keeps its
+    /// confidence with: 2. The *Revelation* lines scored 0.33–1.62; only sparse lines are read,
+    /// so a play heard at 4 hits a second or more is left to its hits whatever its score.
+    static let searchedSpeedLineScore = 2.0
     /// Reads the spectral evidence of lines at searched speeds (``checkSearchedSpeed(_:at:)``).
     private lazy var searchedSpeedMatcher = Matcher(index: index)
     /// The recording's length in seconds, once ``finish(recordingDuration:)`` knows it.
@@ -719,7 +723,7 @@ public final class Scanner {
         /// hits (see ``silenceEnd(_:)``), set at close.
         var endAtSilence: Double?
         /// The spectral score (``SpectralCheck``) of a line at a searched speed, when it is under
-        /// ``SpectralCheck/searchedSpeedScore`` (see ``checkSearchedSpeed(_:at:)``), and the window end
+        /// ``Scanner/searchedSpeedLineScore`` (see ``checkSearchedSpeed(_:at:)``), and the window end
         /// it was read at.
         var spectralVeto: Double?
         var spectralCheckedAt: Int?
@@ -1250,7 +1254,7 @@ public final class Scanner {
     /// Reads the spectrum for a sparse line (under ``searchedSpeedCheckRate`` hits a second) at
     /// a searched speed (``Matcher/isSearched(_:)``) once its hits reach the threshold, as
     /// `identify` does for its matches (see
-    /// ``SpectralCheck/searchedSpeedScore``): other music that quotes a reference's theme lines up
+    /// ``SpectralCheck/searchedSpeedScore``; here under ``searchedSpeedLineScore``): other music that quotes a reference's theme lines up
     /// with it at a speed change (5 % faster Wesnoth *Revelation* with *Loyalists*: 42 hits in
     /// 20 s, confidence 0.99) while the reference's peaks do not stand out in the recording.
     /// Such a line's confidence is held under its spectral confidence; it is read again every
@@ -1279,7 +1283,7 @@ public final class Scanner {
         guard let e = searchedSpeedMatcher.spectralEvidence(reference: s.ref, offsetFrames: offset, speed: speed,
                                                             tables: SpectrumTables(spectrum, first: first, last: last)) else { return }
         s.spectralCheckedAt = windowEnd
-        s.spectralVeto = e.score < SpectralCheck.searchedSpeedScore ? e.score : nil
+        s.spectralVeto = e.score < Scanner.searchedSpeedLineScore ? e.score : nil
     }
 
     /// Rows of digital silence (``SpectrumRing/isSilent(_:)``) that make a silence an edge is
