@@ -76,8 +76,7 @@ public enum SpectralCheck {
     /// The level is low because under noise the score of true matches falls as low: 5 s clips of
     /// catalogued Hedgewars and Wesnoth music changed in speed or tempo by 5–8 % under pink noise
     /// at 5 to −3 dB SNR and found at 0.5–1.0 scored down to 0.75 (at 2, 31 of 2,772 noisy clips
-    /// found before were lost). At
-    /// 2 the rule also dropped a 5 s *Revelation* clip (1.07) and 11 other references reported
+    /// found before were lost). At 2 the rule also dropped a 5 s *Revelation* clip (1.07) and 11 other references reported
     /// beside a bench clip's true one (0.15–1.9); at 0.5 it drops 3 of those 11. On the
     /// benchmark's clean speed and tempo clips every true match scored 2.96 or more. At the
     /// unchanged speed true matches under pink noise score down to 1.88 while chance rarely
@@ -153,13 +152,13 @@ extension Matcher {
         var tables: SpectrumTables? = nil
         // Matches found at a searched speed whose reference peaks the spectrum does not hold are
         // other music that shares a theme (see ``SpectralCheck/searchedSpeedScore``).
-        let searched = all.indices.filter { all[$0].confidence >= min(options.threshold, level) && Matcher.isSearched(all[$0].speed) }
-            .prefix(SpectralCheck.hypotheses)
+        let searched = Array(all.indices.filter { all[$0].confidence >= options.threshold && Matcher.isSearched(all[$0].speed) }
+            .prefix(SpectralCheck.hypotheses))
         if !searched.isEmpty {
             let t = SpectrumTables(spectrum, framesOf: query)
             tables = t
             let evidence = concurrentMap(searched.count) { k in
-                let m = all[searched[searched.startIndex + k]]
+                let m = all[searched[k]]
                 return spectralEvidence(reference: m.referenceIndex, offsetFrames: m.offsetFrames, speed: m.speed, tables: t)
             }
             for (i, e) in zip(searched, evidence) {

@@ -193,6 +193,8 @@ public final class Scanner {
     /// confidence with: 2. The *Revelation* lines scored 0.33–1.62; only sparse lines are read,
     /// so a play heard at 4 hits a second or more is left to its hits whatever its score.
     static let searchedSpeedLineScore = 2.0
+    /// Seconds after which a line held under ``searchedSpeedLineScore`` is read again: 5.
+    static let searchedSpeedRecheckSeconds = 5.0
     /// Reads the spectral evidence of lines at searched speeds (``checkSearchedSpeed(_:at:)``).
     private lazy var searchedSpeedMatcher = Matcher(index: index)
     /// The recording's length in seconds, once ``finish(recordingDuration:)`` knows it.
@@ -1253,15 +1255,14 @@ public final class Scanner {
 
     /// Reads the spectrum for a sparse line (under ``searchedSpeedCheckRate`` hits a second) at
     /// a searched speed (``Matcher/isSearched(_:)``) once its hits reach the threshold, as
-    /// `identify` does for its matches (see
-    /// ``SpectralCheck/searchedSpeedScore``; here under ``searchedSpeedLineScore``): other music that quotes a reference's theme lines up
-    /// with it at a speed change (5 % faster Wesnoth *Revelation* with *Loyalists*: 42 hits in
-    /// 20 s, confidence 0.99) while the reference's peaks do not stand out in the recording.
-    /// Such a line's confidence is held under its spectral confidence; it is read again every
-    /// 5 s while it lasts and let go once it is no longer sparse, so a play whose first seconds
-    /// were masked is still found. A line the
-    /// spectrum cannot judge yet (under ``SpectralCheck/minimumReadings`` peaks) is read again at
-    /// the next window.
+    /// `identify` does for its matches (``SpectralCheck/searchedSpeedScore``; here the level is
+    /// ``searchedSpeedLineScore``): other music that quotes a reference's theme lines up with it
+    /// at a speed change (5 % faster Wesnoth *Revelation* with *Loyalists*: 42 hits in 20 s,
+    /// confidence 0.99) while the reference's peaks do not stand out in the recording. Such a
+    /// line's confidence is held under its spectral confidence; it is read again every
+    /// ``searchedSpeedRecheckSeconds`` while it lasts and let go once it is no longer sparse, so
+    /// a play whose first seconds were masked is still found. A line the spectrum cannot judge
+    /// yet (under ``SpectralCheck/minimumReadings`` peaks) is read again at the next window.
     private func checkSearchedSpeed(_ s: inout OpenSegment, at windowEnd: Int) {
         guard spectrum.latest >= 0 else { return }
         let line = s.line
@@ -1270,7 +1271,8 @@ public final class Scanner {
         let duration = Double(s.lastHitFrame - s.firstHitFrame) * hop
         // (A line that has become dense is left to its hits.)
         guard Double(s.hits) < Scanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
-        if let at = s.spectralCheckedAt, s.spectralVeto == nil || windowEnd - at < Int(5 / hop) { return }
+        if let at = s.spectralCheckedAt,
+           s.spectralVeto == nil || Double(windowEnd - at) * hop < Scanner.searchedSpeedRecheckSeconds { return }
         // (Read before the line could be announced: its segment's confidence from hits alone.)
         var unchecked = s
         unchecked.spectralVeto = nil
