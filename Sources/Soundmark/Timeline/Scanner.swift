@@ -731,6 +731,11 @@ public final class Scanner {
         var spectralCheckedAt: Int?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
+        /// Recording frames of the hits kept (``head`` and ``tail``), ascending.
+        var hitFrames: [Int32] {
+            let headEnd = head.last?.x ?? .min
+            return (head.map(\.x) + tail.lazy.map(\.x).filter { $0 > headEnd }).sorted()
+        }
         /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
         var head: [Hit] = []
         /// The latest hits (at most twice ``Scanner/edgeHits``), in recording order: the end edge.
@@ -738,6 +743,19 @@ public final class Scanner {
         // Least-squares sums of reference frame against recording frame.
         var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
         var x0 = 0.0
+
+        /// Drops the hits at recording frame `frame` and later (when `frame` is not `nil`),
+        /// keeping at least one hit.
+        mutating func trimEnd(before frame: Int32?) {
+            guard let frame, let keep = tail.firstIndex(where: { $0.x >= frame }), keep > 0 || head.contains(where: { $0.x < frame }) else { return }
+            for h in tail[keep...] {
+                let dx = Double(h.x) - x0, y = Double(h.y)
+                n -= 1; sx -= dx; sy -= y; sxx -= dx * dx; sxy -= dx * y
+            }
+            tail.removeSubrange(keep...)
+            head.removeAll { $0.x >= frame }
+            lastHitFrame = Int(max(tail.last?.x ?? .min, head.last?.x ?? .min))
+        }
 
         mutating func add(_ h: Hit) {
             if head.count < Scanner.edgeHits { head.append(h) }
@@ -783,8 +801,16 @@ public final class Scanner {
         let mid = good.map { Int($0.x) }.reduce(0, +) / good.count
         let refAtMid = median + scale * Double(mid)
         let tolerance = 0.4 / hop
+        // A line heard clearly on both sides is followed within ``clearLineTolerance`` only: a
+        // seek or a pause of 0.25-0.4 s inside one play is a new line, not a bend of the old one
+        // (fitted through both, a 0.3 s pause came out as one play at speed 0.986 starting 3.6 s late).
+        let clear = Double(good.count) >= Scanner.straddleHitsPerSecond * options.windowSeconds
+        func follows(_ s: OpenSegment) -> Bool {
+            let limit = clear && s.hits >= Scanner.clearLineHits ? Scanner.clearLineTolerance / hop : tolerance
+            return abs(s.referenceFrame(at: mid) - refAtMid) <= limit
+        }
         if let i = open.firstIndex(where: { s in
-            s.ref == ref && abs(s.candidate - ci) <= 2 && abs(s.referenceFrame(at: mid) - refAtMid) <= tolerance
+            s.ref == ref && abs(s.candidate - ci) <= 2 && follows(s)
         }) {
             var s = open[i]
             for h in good where Int(h.x) > s.lastHitFrame { s.add(h) }
@@ -815,12 +841,92 @@ public final class Scanner {
                 all = all.filter { Int($0.x) > closed.lastHitFrame }
                 guard all.count >= options.minWindowHits else { return }
             }
+            // Where another line of the same reference explains the audio (a seek or a pause
+            // inside one play: the reference goes on a moment earlier or later), this line's hits
+            // there are the music's likeness to itself a moment away, not its play: the line
+            // starts after the last stretch the other line dominates.
+            let rivals = (open + recentlyClosed).filter { $0.ref == ref && !follows($0) }
+            if !rivals.isEmpty {
+                let cut = rivals.map { Scanner.afterDominated(all.map(\.x), by: $0.hitFrames) }.max() ?? 0
+                if cut > 0 {
+                    all.removeFirst(cut)
+                    guard all.count >= options.minWindowHits else { return }
+                }
+            }
             var s = OpenSegment(id: 0, ref: ref, candidate: ci, timeScale: scale,
                                 firstHitFrame: Int(all.first!.x), lastHitFrame: Int(all.last!.x))
             s.x0 = Double(s.firstHitFrame)
             for h in all { s.add(h) }
             open.append(s)
         }
+    }
+
+    /// Seconds within which a window's line continues an open one when both are heard clearly
+    /// (the window with ``straddleHitsPerSecond`` hits a second or more, the open line with
+    /// ``clearLineHits`` hits): 0.2 (otherwise 0.4, which a line under noise or one just opened
+    /// needs). A clean play's line is known to a frame or two.
+    static let clearLineTolerance = 0.2
+    /// Hits of an open line for ``clearLineTolerance``: 200.
+    static let clearLineHits = 200
+
+    /// Frames of one stretch compared by ``afterDominated(_:by:)``: 16 (0.26 s at the default hop).
+    static let dominanceBlock = 16
+    /// How many times another line's hits must outnumber a line's in a stretch to explain it
+    /// (``afterDominated(_:by:)``): 3, and at least ``dominanceMinimum`` hits.
+    static let dominance = 3
+    /// Fewest hits of the other line in a stretch it dominates: 6 (about a third of a clean
+    /// play's hits in 0.26 s; under noise no stretch is dominated and the line keeps its hits).
+    static let dominanceMinimum = 6
+
+    /// How many of `frames` (ascending) lie in `lo ..< hi`.
+    static func hits(_ frames: [Int32], _ lo: Int32, _ hi: Int32) -> Int {
+        var a = 0, b = frames.count
+        while a < b { let m = (a + b) / 2; if frames[m] < lo { a = m + 1 } else { b = m } }
+        var c = a
+        b = frames.count
+        while c < b { let m = (c + b) / 2; if frames[m] < hi { c = m + 1 } else { b = m } }
+        return c - a
+    }
+
+    /// Index of the first of `hits` (a new line's recording frames, ascending) after the last
+    /// stretch of ``dominanceBlock`` frames (counted from the first hit) where `other` (another
+    /// line's recording frames, ascending) has at least ``dominance`` times as many hits and at
+    /// least ``dominanceMinimum``; 0 when there is none. A seek of 0.7 s inside one play of
+    /// Wesnoth's *Knolls* gave the new line 10–30 % of the old one's hits over the 15 s before
+    /// it (the music is like itself 0.7 s away), so traced back it started at the play's start
+    /// and was dropped as a repeat of the old line.
+    static func afterDominated(_ hits: [Int32], by other: [Int32]) -> Int {
+        guard let first = hits.first, let last = hits.last, !other.isEmpty else { return 0 }
+        let block = Int32(dominanceBlock)
+        var lo = first, cutAt: Int32? = nil
+        while lo <= last {
+            let hi = lo + block
+            let theirs = Scanner.hits(other, lo, hi)
+            if theirs >= dominanceMinimum && theirs >= dominance * Scanner.hits(hits, lo, hi) { cutAt = hi }
+            lo = hi
+        }
+        guard let cutAt else { return 0 }
+        return hits.firstIndex { $0 >= cutAt } ?? hits.count
+    }
+
+    /// The recording frame where the last stretch of `hits` (a line's recording frames,
+    /// ascending) that `other` (a later line of the same reference) dominates, as in
+    /// ``afterDominated(_:by:)``, begins: walking back from the last hit, stretches of
+    /// ``dominanceBlock`` frames that `other` dominates or that hold few hits of either (a
+    /// pause) are passed, up to one where `hits` hold ``dominanceMinimum`` or more undominated;
+    /// `nil` when no stretch at the end is dominated.
+    static func dominatedEnd(_ hits: [Int32], by other: [Int32]) -> Int32? {
+        guard let first = hits.first, let last = hits.last, !other.isEmpty else { return nil }
+        let block = Int32(dominanceBlock)
+        var hi = last + 1, cut: Int32? = nil
+        while hi > first {
+            let lo = hi - block
+            let ours = Scanner.hits(hits, lo, hi), theirs = Scanner.hits(other, lo, hi)
+            if theirs >= dominanceMinimum && theirs >= dominance * ours { cut = lo }
+            else if ours >= dominanceMinimum { break }
+            hi = lo
+        }
+        return cut
     }
 
     /// Hits per second that a reference line gathers by chance from audio it does not play:
@@ -1681,6 +1787,14 @@ public final class Scanner {
 
     private func close(_ s: OpenSegment) {
         var s = s
+        // A line of the reference at another alignment that opened later and dominates the end of this one: a seek or a pause in the play, after which this line's
+        // hits are the music's likeness to itself a moment away. This line ends before that stretch.
+        // (Lines within 0.1 s of this one at its last hit are this one.)
+        let apart = 0.1 / hop
+        for rival in open + recentlyClosed where rival.ref == s.ref && rival.firstHitFrame > s.firstHitFrame
+            && abs(rival.referenceFrame(at: s.lastHitFrame) - s.referenceFrame(at: s.lastHitFrame)) > apart {
+            s.trimEnd(before: Scanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
+        }
         s.spectrumEnd = spectrumEnd(s)
         s.endAtSilence = silenceEnd(s)
         s.changeEnd = changeEnd(s)
@@ -1714,7 +1828,7 @@ public final class Scanner {
 
     /// Cleans up decided segments:
     /// - joins segments of one reference on the same line (the reference time predicted at the
-    ///   second's start within 0.5 s) less than 20 s apart, whatever segments of the reference
+    ///   second's start within 0.15 s plus 2 % of the gap, at most 0.5 s) less than 20 s apart, whatever segments of the reference
     ///   at other alignments lie between (another copy of a passage it repeats): a quiet passage,
     ///   not a new airing. A part under `threshold` joins too (its hits add to the play's), so
     ///   one play at one alignment is one segment whatever the music does inside it. Not when
@@ -1755,13 +1869,18 @@ public final class Scanner {
             guard own > 0, to > from else { return 0 }
             return Double(a.hits) / Double(own) * Double(postings(a.referenceIndex, from, to))
         }
+        /// How far (reference seconds) the second part's start may lie from the first part's
+        /// line for the two to be one play: 0.15 s plus 2 % of the gap (a weak part's speed is
+        /// known to a percent or two), at most 0.5 s. Two parts 0.5 s apart on lines 0.5 s
+        /// apart are a pause in the play, not a quiet passage.
+        func joinTolerance(gap: Double) -> Double { min(0.5, 0.15 + 0.02 * max(0, gap)) }
         var joined: [Segment] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
             // (Any earlier part on the line, not only the reference's last segment: a line of
             // another copy of a repeated passage may lie between the two parts.)
             if let i = joined.lastIndex(where: {
                 $0.referenceIndex == s.referenceIndex && s.start - $0.end < 20 && s.start >= $0.start
-                    && abs($0.referenceTime(at: s.start) - s.referenceStart) < 0.5 && !interrupted($0, s)
+                    && abs($0.referenceTime(at: s.start) - s.referenceStart) < joinTolerance(gap: s.start - $0.end) && !interrupted($0, s)
             }) {
                 var a = joined[i]
                 let total = Double(a.hits + s.hits)
