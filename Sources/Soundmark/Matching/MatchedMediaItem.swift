@@ -20,7 +20,8 @@ public struct MatchedMediaItem: Equatable, Sendable {
     public var alignedCount: Int
     /// Where the matched stretch starts in the query, seconds from the query's first sample:
     /// the first anchor of a landmark that agrees with the alignment (see
-    /// ``Matcher/matchedStretch(of:in:)``). A jingle 2 s into an 8 s clip has about 2.
+    /// ``Matcher/matchedStretch(of:in:)``). A jingle 2 s into an 8 s clip has about 2; the
+    /// second part of a clip with a pause or a seek inside, where that part starts.
     public var queryStart: Double = 0
     /// Where the matched stretch ends in the query, seconds: the last agreeing landmark's
     /// anchor plus its span (anchor-to-target time).

@@ -1097,15 +1097,66 @@ public final class Matcher {
         -> (queryStart: Double, queryEnd: Double, referenceStart: Double, referenceEnd: Double)? {
         let c = candidate.speed
         let landmarks = query.compactMap { hasher.prepare($0) }
-        let matched = agreeing(landmarks, c, source: referencePostings(candidate.referenceIndex, onlyHashesOf: landmarks, at: [c]),
-                               skippingCommonHashes: false) { frame, l in
+        let source = referencePostings(candidate.referenceIndex, onlyHashesOf: landmarks, at: [c])
+        var matched = agreeing(landmarks, c, source: source, skippingCommonHashes: false) { frame, l in
             abs(Double(frame) - (candidate.offsetFrames + c.timeScale * Double(l.anchorFrame))) <= 1.5
+        }
+        // A clip with a pause or a seek inside (the reference goes on a moment earlier or later)
+        // lines up on two lines of the reference, and the music is like itself a moment away, so
+        // this line finds a few agreements over the other line's part too: the stretch leaves out
+        // the part at either end that the reference's strongest other line within ±2 s
+        // dominates (``undominated(_:by:)``, as a scan's lines). A 20 s clip with a
+        // 0.5 s pause in its middle was reported from 1.8 s on the line of its second half.
+        let reach = 2 / index.configuration.hopDuration
+        var others: [(frame: Int32, shift: Int)] = []
+        _ = agreeing(landmarks, c, source: source, skippingCommonHashes: false) { frame, l in
+            let d = Double(frame) - (candidate.offsetFrames + c.timeScale * Double(l.anchorFrame))
+            if abs(d) >= 3 && abs(d) <= reach { others.append((l.anchorFrame, Int(d.rounded()))) }
+            return false
+        }
+        let shifts = Dictionary(grouping: others, by: \.shift).mapValues(\.count)
+        if let rival = shifts.keys.max(by: { a, b in
+            let ca = (a - 1 ... a + 1).reduce(0) { $0 + (shifts[$1] ?? 0) }, cb = (b - 1 ... b + 1).reduce(0) { $0 + (shifts[$1] ?? 0) }
+            return (ca, b) < (cb, a)
+        }) {
+            let theirs = Array(Set(others.filter { abs($0.shift - rival) <= 1 }.map(\.frame))).sorted()
+            let kept = Matcher.undominated(matched.map(\.anchorFrame).sorted(), by: theirs)
+            matched = matched.filter { kept.contains($0.anchorFrame) }
         }
         let first = matched.map(\.anchorFrame).min() ?? Int32.max
         let last = matched.map { $0.anchorFrame + Int32($0.deltaFrames) }.max() ?? Int32.min
         guard first <= last else { return nil }
         return (Double(first), Double(last), candidate.offsetFrames + c.timeScale * Double(first),
                 candidate.offsetFrames + c.timeScale * Double(last))
+    }
+
+    /// The query frames of a match's own part when `other` (ascending anchor frames agreeing
+    /// with another line of the reference) explains a part of the query at either end: over
+    /// stretches of ``Scanner/dominanceBlock`` frames, the range whose sum of (own − other)
+    /// agreements is largest (`mine`, ascending, holds the match's), with a part at either end
+    /// left out only when the other line holds at least ``Scanner/dominance`` times the match's
+    /// agreements there and at least ``Scanner/dominanceMinimum``; every frame when none is.
+    static func undominated(_ mine: [Int32], by other: [Int32]) -> Range<Int32> {
+        guard let first = mine.first, let last = mine.last else { return Int32.min ..< Int32.max }
+        let block = Int32(Scanner.dominanceBlock)
+        let lo = min(first, other.first ?? first)
+        let count = Int((last - lo) / block) + 1
+        let starts = (0..<count).map { lo + Int32($0) * block }
+        let ours = starts.map { Scanner.hits(mine, $0, $0 + block) }, theirs = starts.map { Scanner.hits(other, $0, $0 + block) }
+        // Largest-sum run of (ours − theirs) (Kadane), then each end kept unless dominated.
+        var best = (sum: Int.min, from: 0, to: 0), run = 0, runFrom = 0
+        for b in 0..<count {
+            if run <= 0 { run = 0; runFrom = b }
+            run += ours[b] - theirs[b]
+            if run > best.sum { best = (run, runFrom, b + 1) }
+        }
+        func dominated(_ r: Range<Int>) -> Bool {
+            let o = r.reduce(0) { $0 + ours[$1] }, t = r.reduce(0) { $0 + theirs[$1] }
+            return t >= Scanner.dominanceMinimum && t >= Scanner.dominance * o
+        }
+        let from = dominated(0 ..< best.from) ? starts[best.from] : Int32.min
+        let to = best.to < count && dominated(best.to ..< count) ? starts[best.to] : Int32.max
+        return from ..< to
     }
 
     /// Re-votes for one reference on a fine grid (0.1 % steps, ±1 %) around the coarse candidate,
