@@ -528,4 +528,28 @@ final class InputFaultTests: XCTestCase {
         XCTAssertEqual(crc, "1\n")
         XCTAssertEqual(try soundmark("identify", "--catalog", catalog, media).status, 0)
     }
+
+    /// Helper-found: a clip whose channels are in antiphase (left = −right, one polarity
+    /// inverted: a miswired cable, a broadcast chain's fault) matched nothing, its sum being
+    /// silence. 10 s of the sample knolls from 10 s, mono, as left and inverted right (WAV and
+    /// MP3): found at 10 s with a warning that says so; the same with both channels in phase:
+    /// found, no warning.
+    func testAClipWithAnInvertedChannelIsMatched() throws {
+        let knolls = Self.root.appendingPathComponent("samples/references/wesnoth-knolls.ogg").path
+        let catalog = path("phase.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, knolls).status, 0)
+        for (name, pan, inverted) in [("anti.wav", "c1=-1*c0", true), ("anti.mp3", "c1=-1*c0", true), ("plain.wav", "c1=c0", false)] {
+            let clip = path(name)
+            let made = try run("/usr/bin/ffmpeg", ["-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-ss", "10", "-t", "10", "-i", knolls,
+                                                  "-af", "pan=mono|c0=0.5*c0+0.5*c1,pan=stereo|c0=c0|\(pan)", clip])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            let r = try soundmark("identify", "--catalog", catalog, "--format", "json", clip)
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            let first = (json?["matches"] as? [[String: Any]])?.first
+            XCTAssertEqual((first?["reference"] as? [String: Any])?["id"] as? String, "wesnoth-knolls", name)
+            XCTAssertEqual(first?["matchOffset"] as? Double ?? -1, 10, accuracy: 0.05, name)
+            XCTAssertEqual(r.stderr.contains("out of phase"), inverted, "\(name): \(r.stderr)")
+        }
+    }
 }
