@@ -83,8 +83,11 @@ public final class MediaDecoder {
     /// ``antiphaseRatio``): a resampler of (left − right) / 2, fed every frame from then on.
     private var sideResampler: OpaquePointer?
     /// Energies of (left + right) / 2 and (left − right) / 2 of a 2-channel input, decaying
-    /// over about 2 s of input.
+    /// over about 1 s of input.
     private var stereoEnergy = (mid: 0.0, side: 0.0)
+    /// The same energies decaying over about 0.25 s: the switch back to the sum follows them,
+    /// so the in-phase audio after a loud passage out of phase is read from the sum again soon.
+    private var recentEnergy = (mid: 0.0, side: 0.0)
     /// Input samples behind ``stereoEnergy``, decaying alike.
     private var stereoSamples = 0.0
     /// Whether the output is (left − right) / 2 (see ``antiphaseRatio``).
@@ -628,13 +631,18 @@ public final class MediaDecoder {
                                            reason: "resampling failed: \(MediaDecoder.errorString(produced))")
         }
         if channels == 2, let e = MediaDecoder.midSideEnergy(frame) {
-            let decay = exp(-Double(sampleCount) / (2 * Double(rate)))
+            let decay = exp(-Double(sampleCount) / Double(rate)), fast = exp(-4 * Double(sampleCount) / Double(rate))
             stereoEnergy = (decay * stereoEnergy.mid + e.mid, decay * stereoEnergy.side + e.side)
+            recentEnergy = (fast * recentEnergy.mid + e.mid, fast * recentEnergy.side + e.side)
             stereoSamples = decay * stereoSamples + Double(sampleCount)
             // Decided over half a second of input or more, and not over near-silence (-60 dBFS).
-            let heard = stereoSamples >= Double(rate) / 2 && stereoEnergy.mid + stereoEnergy.side >= 1e-6 * stereoSamples
-            let side = usingSide ? stereoEnergy.side > stereoEnergy.mid || !heard
+            let heard = stereoSamples >= 0.4 * Double(rate) && stereoEnergy.mid + stereoEnergy.side >= 1e-6 * stereoSamples
+            // (Back as soon as one frame of sound is in phase: the energies of a loud passage
+            // out of phase outlast it, and the in-phase audio after it was read from the difference.)
+            let frameHeard = e.mid + e.side >= 1e-6 * Double(sampleCount)
+            let side = usingSide ? !frameHeard || e.side > MediaDecoder.antiphaseRatio / 4 * e.mid
                 : heard && stereoEnergy.side > MediaDecoder.antiphaseRatio * stereoEnergy.mid
+                    && recentEnergy.side > MediaDecoder.antiphaseRatio * recentEnergy.mid
             if side && sideResampler == nil { sideResampler = try makeSideResampler(rate: rate, format: format, layout: &layout) }
             if let sideResampler {
                 let n = Int(produced)
@@ -653,6 +661,9 @@ public final class MediaDecoder {
             }
             if side != usingSide {
                 usingSide = side
+                // Back in phase: the energies start again, so the passage out of phase just
+                // ended does not switch the in-phase audio after it back to the difference.
+                if !side { (stereoEnergy, recentEnergy, stereoSamples) = ((0, 0), (0, 0), 0) }
                 warn(side ? "left and right channels are out of phase (one polarity inverted) from \(positionString()): matching their difference"
                           : "left and right channels are in phase again from \(positionString())")
             }
@@ -660,14 +671,18 @@ public final class MediaDecoder {
         pending.append(contentsOf: scratch[..<Int(produced)])
     }
 
-    /// How much more energy (left − right) / 2 must carry than (left + right) / 2, over about 2 s
-    /// of a 2-channel input (at least 0.5 s heard, above −60 dBFS), for the decoder to output the
-    /// difference instead of the sum: 16 (12 dB; back to the sum where the sum carries more).
+    /// How much more energy (left − right) / 2 must carry than (left + right) / 2, over about 1 s
+    /// of a 2-channel input (energies decaying with a 1 s time constant, at least 0.5 s heard,
+    /// above −60 dBFS), and over the last 0.25 s as well, for the decoder to output the difference
+    /// instead of the sum: 16 (12 dB). It goes back to the sum at the first frame of sound
+    /// whose difference carries less than 4 times the sum's energy (with energies over 1 s or
+    /// 0.25 s instead, the in-phase audio after a loud 3 s out of phase was read from the
+    /// difference for 3.4 or 1.7 s, its play starting that late).
     /// With one channel's polarity inverted (a miswired cable, a broadcast chain's fault) the
     /// sum cancels what both channels share: clips with left = −right matched nothing. Wide
     /// orchestral recordings carry about as much in the difference as in the sum (Wesnoth's
-    /// music: 0.9–1.6 times over whole tracks) and up to 11.7 times over 2 s (*Weight of
-    /// Revenge*), which at 4 was taken for an inverted channel; so a channel inverted in music
+    /// music: 0.9–1.6 times over whole tracks) and up to 11.9 times over 1 s (*Weight of
+    /// Revenge*; 11.7 over 2 s, 14.8 over 0.5 s), which at 4 was taken for an inverted channel; so a channel inverted in music
     /// whose difference is less than 12 dB under its sum is still matched from the sum.
     public static let antiphaseRatio = 16.0
 
