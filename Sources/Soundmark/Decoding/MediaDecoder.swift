@@ -643,7 +643,7 @@ public final class MediaDecoder {
             let side = usingSide ? !frameHeard || e.side > MediaDecoder.antiphaseRatio / 4 * e.mid
                 : heard && stereoEnergy.side > MediaDecoder.antiphaseRatio * stereoEnergy.mid
                     && recentEnergy.side > MediaDecoder.antiphaseRatio * recentEnergy.mid
-            if side && sideResampler == nil { sideResampler = try makeSideResampler(rate: rate, format: format, layout: &layout) }
+            if side && sideResampler == nil { sideResampler = makeSideResampler(rate: rate, format: format, layout: &layout) }
             if let sideResampler {
                 let n = Int(produced)
                 let capacity = Int(swr_get_out_samples(sideResampler, sampleCount)) + 16
@@ -699,7 +699,7 @@ public final class MediaDecoder {
         func sums<T>(_ type: T.Type, _ value: (T) -> Double) -> (mid: Double, side: Double) {
             let a = UnsafeRawPointer(p0).assumingMemoryBound(to: T.self), b = UnsafeRawPointer(p1).assumingMemoryBound(to: T.self)
             var mid = 0.0, side = 0.0
-            // Every 4th sample: an energy over 2 s needs no more (a fifth of the cost).
+            // Every 4th sample: an energy over 0.25-1 s needs no more (a fifth of the cost).
             for i in stride(from: 0, to: n, by: 4) {
                 let l = value(planar ? a[i] : a[2 * i]), r = value(planar ? b[i] : b[2 * i + 1])
                 mid += (l + r) * (l + r) / 4
@@ -716,8 +716,9 @@ public final class MediaDecoder {
         }
     }
 
-    /// A resampler of (left − right) / 2 of a 2-channel input (see ``antiphaseRatio``).
-    private func makeSideResampler(rate: Int32, format: Int32, layout: inout AVChannelLayout) throws -> OpaquePointer? {
+    /// A resampler of (left − right) / 2 of a 2-channel input (see ``antiphaseRatio``); `nil`
+    /// when swresample refuses the input format (the output then stays the sum).
+    private func makeSideResampler(rate: Int32, format: Int32, layout: inout AVChannelLayout) -> OpaquePointer? {
         var mono = soundmark_av_channel_layout_mono()
         var context: OpaquePointer?
         var result = swr_alloc_set_opts2(&context, &mono, AV_SAMPLE_FMT_FLT, outputRate,
