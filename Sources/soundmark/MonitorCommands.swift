@@ -149,6 +149,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     }
     let catalogPoll = try numberOption(args, "catalog-poll", "seconds", in: 0...longestOptionSeconds, note: "0: never")
         ?? catalogPollDefault
+    let openTimeout = try numberOption(args, "open-timeout", "seconds", in: 0...longestOptionSeconds, note: "0: wait without end")
     let source = args.positional[0]
     if reconnectTimeout != nil && !LiveSource.isNetworkURL(source) {
         warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
@@ -165,9 +166,9 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                             wallOrigin: { clock == "wall" ? writer.origin : nil })
     }
     let markerTracker = try MonitorMarkers(args, catalog: catalog, index: index, writer: writer)
-    let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args),
-                                 sourceOptions: LiveSourceOptions(streamIndex: stream.index, language: stream.language,
-                                                                  reconnectTimeout: reconnectTimeout),
+    var sourceOptions = LiveSourceOptions(streamIndex: stream.index, language: stream.language, reconnectTimeout: reconnectTimeout)
+    if let openTimeout { sourceOptions.openTimeout = openTimeout }
+    let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args), sourceOptions: sourceOptions,
                                  watch: catalogPoll > 0 ? (try catalogFilePath(catalogPath), catalogPoll) : nil)
     if catalogPoll > 0 && PostgresLocation.isPostgres(catalogPath) {
         // The session watches the local cache; this pulls the server's changes into it.
@@ -291,6 +292,8 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "reconnect", value: nil,
                          help: "retry a network URL that cannot be opened, and reopen it when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts, with a warning per failed attempt; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
               OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long, 0…86400 s (default 60)"),
+              OptionSpec(name: "open-timeout", value: "SECONDS",
+                         help: "a named pipe (FIFO) source: give up (exit 2) when nothing was written to it this long, 0…86400 s; 0: wait without end (default 60)"),
               minimumDurationOption,
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed, 0…86400 s; 0: never (default 5)"),

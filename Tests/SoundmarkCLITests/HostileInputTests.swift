@@ -50,6 +50,8 @@ final class HostileInputTests: XCTestCase {
              "--catalog-poll takes seconds from 0 to 86400 (0: never), got '1e300' (see 'soundmark monitor --help')"),
             (["monitor", "--catalog", catalog, "--reconnect", "--reconnect-timeout", "1e10", clip],
              "--reconnect-timeout takes seconds from 0 to 86400, got '1e10' (see 'soundmark monitor --help')"),
+            (["monitor", "--catalog", catalog, "--open-timeout", "-1", clip],
+             "--open-timeout takes seconds from 0 to 86400 (0: wait without end), got '-1' (see 'soundmark monitor --help')"),
             (["scan", "--catalog", catalog, "--min-duration", "nan", clip],
              "--min-duration takes seconds from 0 to 86400, got 'nan' (see 'soundmark scan --help')"),
             (["identify", "--catalog", catalog, "--threshold", "1.5", clip],
@@ -71,5 +73,34 @@ final class HostileInputTests: XCTestCase {
         // At the top of its range, an option works.
         let polled = try soundmark(["monitor", "--catalog", catalog, "--catalog-poll", "86400", "--min-duration", "86400", clip])
         XCTAssertEqual(polled.status, 0, polled.stderr)
+    }
+
+    // MARK: - 6. hangs
+
+    /// A named pipe nothing writes to blocked identify, catalog add, signature, marker detect and
+    /// scan for ever: it is refused after 10 s (monitor: after --open-timeout), with the catalog
+    /// untouched; a pipe that is written to is read as before.
+    func testANamedPipeWithoutWriterIsRefusedInTime() throws {
+        let clip = try tone("clip.wav")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, clip]).status, 0)
+        let fifo = path("pipe.wav")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let start = Date()
+        assertRefused(try soundmark(["identify", "--catalog", catalog, fifo]),
+                      "soundmark: cannot open \(fifo): a named pipe (FIFO) that nothing was written to within 10 s")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 15)
+        let monitor = try soundmark(["monitor", "--catalog", catalog, "--open-timeout", "1", fifo])
+        XCTAssertEqual(monitor.status, 2, monitor.stderr)
+        XCTAssertTrue(monitor.stderr.contains("cannot open \(fifo): a named pipe (FIFO) that nothing was written to within 1 s"), monitor.stderr)
+        // Written to (the writer may finish before the reader looks): matched as the file is.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "cat '\(clip)' > '\(fifo)'"]
+        try writer.run()
+        let found = try soundmark(["identify", "--catalog", catalog, fifo])
+        writer.waitUntilExit()
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertTrue(found.stdout.hasPrefix("1. ") && found.stdout.contains("(clip)"), found.stdout)
     }
 }

@@ -170,12 +170,14 @@ public final class MediaDecoder {
     ///     without any data after which a connect or read gives up (FFmpeg's `rw_timeout`), so a
     ///     stalled server ends the input ("input ended early") instead of hanging. Default 15;
     ///     ignored for files, pipes and UDP, and when the URL sets `rw_timeout` itself.
-    /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
-    ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
+    ///   - openTimeout: for a named pipe (FIFO), seconds to wait for its first bytes (or its
+    ///     writer's close) before it is refused; 0 waits without end. Default 10.
+    /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input, a
+    ///   named pipe nothing was written to in time, or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
     ///   `streamIndex`), `.noStreamInLanguage` (streams are tagged, none with `language`; the
     ///   error lists the audio streams), `.decoderUnavailable`.
     public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
-                warning: ((String) -> Void)? = nil, networkTimeout: Double = 15) throws {
+                warning: ((String) -> Void)? = nil, networkTimeout: Double = 15, openTimeout: Double = 10) throws {
         _ = MediaDecoder.configureLogging
         guard sampleRate >= 1000, sampleRate <= 768_000 else {
             throw MediaDecodingError.cannotOpen(path: source,
@@ -187,7 +189,9 @@ public final class MediaDecoder {
         self.warningHandler = warning
 
         let opened: Opened
-        let standardInput = MediaDecoder.resolve(source).isStandardInput ? try StandardInput() : nil
+        let target = MediaDecoder.resolve(source)
+        let standardInput = target.isStandardInput ? try StandardInput()
+            : try target.namedPipe.map { try StandardInput.namedPipe($0, source: source, timeout: openTimeout) }
         do {
             opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
                                            networkTimeout: networkTimeout, standardInput: standardInput)
@@ -854,7 +858,7 @@ extension MediaDecoder {
             reader = VorbisFileReader.looksLikeOgg(path) ? VorbisFileReader(path: path) : nil
         } else if let standardInput, standardInput.canReplay, standardInput.head.starts(with: Array("OggS".utf8)) {
             // Everything FFmpeg read is kept: libvorbisfile starts over from it.
-            reader = VorbisFileReader(standardInputAfter: standardInput.head)
+            reader = VorbisFileReader(descriptor: standardInput.descriptor, after: standardInput.head)
         } else {
             reader = nil
         }
@@ -886,6 +890,17 @@ extension MediaDecoder {
         var isUDP: Bool
         /// Standard input (`-`, `pipe:`, `pipe:0`), read through ``StandardInput``.
         var isStandardInput = false
+        /// A named pipe's path: read like standard input once something was written to it.
+        var namedPipe: String?
+    }
+
+    /// `target` of a local `path`, or, when `path` is a named pipe (FIFO), a target read
+    /// through ``StandardInput/namedPipe(_:source:timeout:)`` (nothing may read the pipe by
+    /// its path: that would block without a writer, and take bytes from the decoder).
+    private static func local(_ path: String, _ target: Target) -> Target {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return target }
+        return Target(url: path, localPath: nil, isNetwork: false, isUDP: false, namedPipe: path)
     }
 
     private static func resolve(_ source: String) -> Target {
@@ -895,14 +910,14 @@ extension MediaDecoder {
         if source.hasPrefix("file:") {
             var path = String(source.dropFirst("file:".count))
             if path.hasPrefix("//") { path = String(path.dropFirst(2)) } // file:///abs/path
-            return Target(url: "file:" + path, localPath: path, isNetwork: false, isUDP: false)
+            return local(path, Target(url: "file:" + path, localPath: path, isNetwork: false, isUDP: false))
         }
         if let name = avio_find_protocol_name(source).map({ String(cString: $0) }), name != "file" {
             let udp = name == "udp" || name == "rtp" || name == "udplite"
             return Target(url: source, localPath: nil, isNetwork: name != "pipe", isUDP: udp)
         }
         // Plain path (also "weird:name.mp3" when "weird" is no protocol): force the file protocol.
-        return Target(url: "file:" + source, localPath: source, isNetwork: false, isUDP: false)
+        return local(source, Target(url: "file:" + source, localPath: source, isNetwork: false, isUDP: false))
     }
 
     /// Cheap checks that give clearer messages than FFmpeg's generic errors.
@@ -985,12 +1000,11 @@ extension MediaDecoder {
         } else if target.isNetwork && !target.isUDP && !target.url.contains("rw_timeout=") && networkTimeout > 0 {
             av_dict_set(&options, "rw_timeout", String(Int64(networkTimeout * 1_000_000)), 0) // microseconds
         }
-        var format: UnsafeMutablePointer<AVFormatContext>?
+        var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        guard let allocated = format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
         if let standardInput {
-            format = avformat_alloc_context()
-            guard let format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
-            format.pointee.pb = standardInput.context
-            format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            allocated.pointee.pb = standardInput.context
+            allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         }
         FFmpegLog.begin()
         let openResult = avformat_open_input(&format, target.url, nil, &options)
