@@ -103,4 +103,20 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(found.status, 0, found.stderr)
         XCTAssertTrue(found.stdout.hasPrefix("1. ") && found.stdout.contains("(clip)"), found.stdout)
     }
+
+    /// `ln -s /dev/urandom r.mp3` was read for ever, a warning per packet: an input that yields
+    /// less than 1 s of audio per 256 MB read is given up, with one error line naming it (here
+    /// `/dev/zero`, the same every run, refused in about 3 s; `/dev/urandom` in about 5 s).
+    func testAnEndlessStreamOfGarbageIsGivenUp() throws {
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
+        let random = path("r.mp3")
+        try FileManager.default.createSymbolicLink(atPath: random, withDestinationPath: "/dev/zero")
+        let start = Date()
+        let r = try soundmark(["identify", "--catalog", catalog, random])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertEqual(r.stderrLines.last.map(String.init), "soundmark: \(random): read failed: gave up after 256 MB read without 1 s "
+                       + "of decodable audio (not media, or damaged beyond use)")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 15)
+    }
 }

@@ -124,6 +124,8 @@ public final class MediaDecoder {
     private var standardInput: StandardInput?
     /// libvorbisfile, for an Ogg Vorbis file FFmpeg refused (then there is no format context).
     private var vorbisFile: VorbisFileReader?
+    /// Bounds the input read without audio coming out of it (see ``GarbageBudget``).
+    private let budget: GarbageBudget
     /// The end of the real audio (output samples on the playback time line) when the stream
     /// declares it (an MP3's LAME header: frames − encoder delay − padding): decoded audio past
     /// it is encoder padding and dropped, unless more than ``limitSlack`` follows (then the
@@ -192,9 +194,11 @@ public final class MediaDecoder {
         let target = MediaDecoder.resolve(source)
         let standardInput = target.isStandardInput ? try StandardInput()
             : try target.namedPipe.map { try StandardInput.namedPipe($0, source: source, timeout: openTimeout) }
+        let budget = GarbageBudget()
+        self.budget = budget
         do {
             opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
-                                           networkTimeout: networkTimeout, standardInput: standardInput)
+                                           networkTimeout: networkTimeout, standardInput: standardInput, budget: budget)
         } catch let error as MediaDecodingError {
             guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex, language: language,
                                                              error: error, standardInput: standardInput, warning: warning) else {
@@ -421,6 +425,11 @@ public final class MediaDecoder {
         if let vorbisFile { return try pump(vorbisFile) }
         guard let formatContext, let packet else { finished = true; return }
         let result = av_read_frame(formatContext, packet)
+        if budget.check() {
+            if result >= 0 { av_packet_unref(packet) }
+            finished = true
+            throw MediaDecodingError.readFailed(path: source, reason: GarbageBudget.reason)
+        }
         if result == soundmark_averror(EAGAIN) {
             usleep(5_000) // non-blocking input with no data yet
             return
@@ -584,6 +593,10 @@ public final class MediaDecoder {
                 return
             }
             defer { av_frame_unref(frame) }
+            let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+            if frame.pointee.nb_samples > 0 && rate > 0 {
+                budget.add(seconds: Double(frame.pointee.nb_samples) / Double(rate))
+            }
             if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
             try resample(frame, codecContext)
         }
@@ -990,7 +1003,7 @@ extension MediaDecoder {
 
     fileprivate static func open(source: String, requestedStream: Int?, language: String?,
                                  warning: ((String) -> Void)?, networkTimeout: Double,
-                                 standardInput: StandardInput?) throws -> Opened {
+                                 standardInput: StandardInput?, budget: GarbageBudget) throws -> Opened {
         let target = resolve(source)
         if let path = target.localPath { try precheck(path: path, source: source) }
 
@@ -1002,6 +1015,8 @@ extension MediaDecoder {
         }
         var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         guard let allocated = format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
+        allocated.pointee.interrupt_callback = budget.interruptCallback
+        budget.format = allocated
         if let standardInput {
             allocated.pointee.pb = standardInput.context
             allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
@@ -1011,6 +1026,7 @@ extension MediaDecoder {
         let openMessage = FFmpegLog.end()
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
+            if budget.exceeded { throw MediaDecodingError.cannotOpen(path: source, reason: GarbageBudget.reason) }
             // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
             let reason = target.isNetwork && openResult == soundmark_averror(EIO)
                 ? "network error (host not found, unreachable or refused)"
