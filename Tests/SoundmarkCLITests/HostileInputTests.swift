@@ -119,4 +119,19 @@ final class HostileInputTests: XCTestCase {
                        + "of decodable audio (not media, or damaged beyond use)")
         XCTAssertLessThan(Date().timeIntervalSince(start), 15)
     }
+
+    /// A 176 KB WAV whose header declares 1 Hz took 129 s and 355 MB before "no match": sample
+    /// rates outside 1000–768000 Hz are refused at once.
+    func testAnAbsurdSampleRateIsRefused() throws {
+        let wav = path("onehz.wav")
+        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
+        header += Data([1, 0, 1, 0]) + le32(1) + le32(2) + Data([2, 0, 16, 0]) + Data("data".utf8) + le32(176_000)
+        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: wav))
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
+        assertRefused(try soundmark(["identify", "--catalog", catalog, wav]),
+                      "soundmark: cannot open \(wav): the audio's sample rate 1 Hz is outside the supported 1000–768000 Hz")
+    }
+
+    private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
 }

@@ -175,7 +175,8 @@ public final class MediaDecoder {
     ///   - openTimeout: for a named pipe (FIFO), seconds to wait for its first bytes (or its
     ///     writer's close) before it is refused; 0 waits without end. Default 10.
     /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input, a
-    ///   named pipe nothing was written to in time, or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
+    ///   named pipe nothing was written to in time, a stream sample rate outside
+    ///   ``inputSampleRates``, or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
     ///   `streamIndex`), `.noStreamInLanguage` (streams are tagged, none with `language`; the
     ///   error lists the audio streams), `.decoderUnavailable`.
     public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
@@ -595,6 +596,9 @@ public final class MediaDecoder {
             defer { av_frame_unref(frame) }
             let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
             if frame.pointee.nb_samples > 0 && rate > 0 {
+                guard MediaDecoder.inputSampleRates.contains(Int(rate)) else {
+                    throw MediaDecodingError.readFailed(path: source, reason: MediaDecoder.unsupportedRate(Int(rate)))
+                }
                 budget.add(seconds: Double(frame.pointee.nb_samples) / Double(rate))
             }
             if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
@@ -1068,6 +1072,9 @@ extension MediaDecoder {
         let parameters = stream.pointee.codecpar!
         let codecID = parameters.pointee.codec_id
         let codecName = String(cString: avcodec_get_name(codecID))
+        if parameters.pointee.sample_rate != 0 && !inputSampleRates.contains(Int(parameters.pointee.sample_rate)) {
+            throw MediaDecodingError.cannotOpen(path: source, reason: unsupportedRate(Int(parameters.pointee.sample_rate)))
+        }
         guard let decoder = avcodec_find_decoder(codecID) else {
             throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)
         }
@@ -1127,6 +1134,15 @@ extension MediaDecoder {
                       description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
                       origin: origin, containerDuration: containerDuration, isRawStream: isRaw,
                       standardInput: standardInput, gapless: gapless)
+    }
+
+    /// The sample rates of input audio decoded, Hz: a header that declares another (a 176 KB
+    /// WAV claiming 1 Hz held a day of "audio" and took 129 s and 355 MB to decode) is refused.
+    public static let inputSampleRates = 1000...768_000
+
+    /// Why audio at `rate` Hz is refused, naming the supported range.
+    fileprivate static func unsupportedRate(_ rate: Int) -> String {
+        "the audio's sample rate \(rate) Hz is outside the supported \(inputSampleRates.lowerBound)–\(inputSampleRates.upperBound) Hz"
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {
