@@ -111,3 +111,38 @@ func helpText(_ spec: CommandSpec) -> String {
     }
     return lines.joined(separator: "\n")
 }
+
+/// A bound of a numeric option's range as the user types it: `86400`, `0.5`, `-40`.
+private func boundText(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+}
+
+/// The value of numeric option `--name` (nil when not given), which must be a finite number in
+/// `range`; anything else (not a number, NaN, infinity, out of range) is a ``UsageError`` naming
+/// the option and its range on one line: "--catalog-poll takes seconds from 0 to 86400 (0: never),
+/// got '1e10'". `what` names the unit ("seconds", "a number", "dB"); `note` explains a special value.
+func numberOption(_ args: ParsedArguments, _ name: String, _ what: String, in range: ClosedRange<Double>,
+                  note: String? = nil) throws -> Double? {
+    guard let text = args.value(name) else { return nil }
+    guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite, range.contains(value) else {
+        throw UsageError(message: "--\(name) takes \(what) from \(boundText(range.lowerBound)) to \(boundText(range.upperBound))"
+                         + (note.map { " (\($0))" } ?? "") + ", got '\(text)'")
+    }
+    return value
+}
+
+/// The value of whole-number option `--name` (nil when not given), which must lie in `range`;
+/// anything else is a ``UsageError`` naming the option and its range on one line: "--jobs takes
+/// a whole number from 1 to 1024, got '0'".
+func wholeNumberOption(_ args: ParsedArguments, _ name: String, in range: ClosedRange<Int>, note: String? = nil) throws -> Int? {
+    guard let text = args.value(name) else { return nil }
+    guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+        throw UsageError(message: "--\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound)"
+                         + (note.map { " (\($0))" } ?? "") + ", got '\(text)'")
+    }
+    return value
+}
+
+/// The longest duration any seconds option accepts (a day): longer waits, polls or minimum
+/// durations are mistakes, and far larger ones overflow the time arithmetic they feed.
+let longestOptionSeconds = 86_400.0

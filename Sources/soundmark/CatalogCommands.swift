@@ -8,7 +8,7 @@ let mediaExtensions: Set<String> = ["mp3", "m4a", "mp4", "m4v", "mkv", "mka", "w
                                     "wav", "wave", "aif", "aiff", "aac", "ac3", "wma", "wmv", "ts", "mts", "avi", "mov", "caf", "au"]
 
 let catalogOption = OptionSpec(name: "catalog", value: "FILE|URI", help: "the catalog: an SQLite file, or a PostgreSQL catalog postgresql://user@host:port/dbname (password from PGPASSWORD or ~/.pgpass)")
-let streamOption = OptionSpec(name: "stream", value: "N", help: "decode audio stream N (default: the best audio stream)")
+let streamOption = OptionSpec(name: "stream", value: "N", help: "decode audio stream N, 0…65535 (default: the best audio stream)")
 
 /// A stable, readable id from a name: letters and digits of every script (NFC, lowercased;
 /// combining marks kept with their letter), other runs become '-'. Empty when the name has
@@ -149,9 +149,7 @@ let languageOption = OptionSpec(name: "language", value: "LANG",
 let verboseStreamOption = OptionSpec(name: "verbose", value: nil, help: "name the audio stream used (index, language, codec) on stderr")
 
 func streamIndex(_ args: ParsedArguments) throws -> Int? {
-    guard let s = args.value("stream") else { return nil }
-    guard let n = Int(s), n >= 0 else { throw UsageError(message: "--stream takes a stream index (0, 1, …), got '\(s)'") }
-    return n
+    try wholeNumberOption(args, "stream", in: 0...65_535, note: "a stream index")
 }
 
 /// Which audio stream to decode: `--stream N` or `--language LANG` (not both), else the best one.

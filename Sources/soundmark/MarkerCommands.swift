@@ -17,13 +17,7 @@ func describePayload(_ payload: UInt32) -> String {
 func runMarkerEmbed(_ args: ParsedArguments) throws -> Int32 {
     guard let text = args.value("payload") else { throw UsageError(message: "--payload is required") }
     let payload = try parsePayload(text)
-    var strength = MarkerEmbedder.defaultStrength
-    if let s = args.value("strength") {
-        guard let v = Double(s), MarkerEmbedder.strengthRange.contains(v) else {
-            throw UsageError(message: "--strength takes dB from \(Int(MarkerEmbedder.strengthRange.lowerBound)) to \(Int(MarkerEmbedder.strengthRange.upperBound)), got '\(s)'")
-        }
-        strength = v
-    }
+    let strength = try numberOption(args, "strength", "dB", in: MarkerEmbedder.strengthRange) ?? MarkerEmbedder.defaultStrength
     let (input, output) = (args.positional[0], args.positional[1])
     let summary = try MarkerWriter.embed(input: input, output: output, embedder: MarkerEmbedder(payload: payload, strength: strength),
                                          streamIndex: try streamIndex(args)) { warn($0) }

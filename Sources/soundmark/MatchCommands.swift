@@ -4,10 +4,7 @@ import Soundmark
 func loadMatcher(_ args: ParsedArguments) throws -> Matcher {
     let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     var options = MatchOptions()
-    if let t = args.value("threshold") {
-        guard let v = Double(t), v >= 0, v <= 1 else { throw UsageError(message: "--threshold takes a number in 0…1, got '\(t)'") }
-        options.threshold = v
-    }
+    if let v = try numberOption(args, "threshold", "a confidence", in: 0...1) { options.threshold = v }
     return Matcher(index: try catalog.loadIndex(), options: options)
 }
 
@@ -159,17 +156,12 @@ func plainText(_ text: String) -> String {
 
 /// `--min-duration SECONDS` of scan and monitor.
 let minimumDurationOption = OptionSpec(name: "min-duration", value: "SECONDS",
-                                       help: "drop segments shorter than this, for fewer, surer segments (default 2: a 3 s spot is kept)")
+                                       help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept)")
 
 /// Scan options from the command line (`--min-duration`).
 func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
     var options = ScanOptions()
-    if let t = args.value("min-duration") {
-        guard let v = Double(t), v >= 0, v.isFinite, v < 1e9 else {
-            throw UsageError(message: "--min-duration takes seconds (≥ 0), got '\(t)'")
-        }
-        options.minimumDuration = v
-    }
+    if let v = try numberOption(args, "min-duration", "seconds", in: 0...longestOptionSeconds) { options.minimumDuration = v }
     return options
 }
 

@@ -143,22 +143,13 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     var reconnectTimeout: Double?
     if args.has("reconnect") {
         reconnectTimeout = reconnectDefaultTimeout
-        if let t = args.value("reconnect-timeout") {
-            guard let v = Double(t), v >= 0, v.isFinite else {
-                throw UsageError(message: "--reconnect-timeout takes seconds (≥ 0), got '\(t)'")
-            }
-            reconnectTimeout = v
-        }
+        if let v = try numberOption(args, "reconnect-timeout", "seconds", in: 0...longestOptionSeconds) { reconnectTimeout = v }
     } else if args.value("reconnect-timeout") != nil {
         throw UsageError(message: "--reconnect-timeout needs --reconnect")
     }
-    var catalogPoll = catalogPollDefault
-    if let t = args.value("catalog-poll") {
-        guard let v = Double(t), v >= 0, v.isFinite else {
-            throw UsageError(message: "--catalog-poll takes seconds (≥ 0, 0: never), got '\(t)'")
-        }
-        catalogPoll = v
-    }
+    let catalogPoll = try numberOption(args, "catalog-poll", "seconds", in: 0...longestOptionSeconds, note: "0: never")
+        ?? catalogPollDefault
+    let openTimeout = try numberOption(args, "open-timeout", "seconds", in: 0...longestOptionSeconds, note: "0: wait without end")
     let source = args.positional[0]
     if reconnectTimeout != nil && !LiveSource.isNetworkURL(source) {
         warn("--reconnect only reopens network URLs; \(source == "-" ? "stdin" : source) is read once")
@@ -175,9 +166,9 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
                             wallOrigin: { clock == "wall" ? writer.origin : nil })
     }
     let markerTracker = try MonitorMarkers(args, catalog: catalog, index: index, writer: writer)
-    let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args),
-                                 sourceOptions: LiveSourceOptions(streamIndex: stream.index, language: stream.language,
-                                                                  reconnectTimeout: reconnectTimeout),
+    var sourceOptions = LiveSourceOptions(streamIndex: stream.index, language: stream.language, reconnectTimeout: reconnectTimeout)
+    if let openTimeout { sourceOptions.openTimeout = openTimeout }
+    let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args), sourceOptions: sourceOptions,
                                  watch: catalogPoll > 0 ? (try catalogFilePath(catalogPath), catalogPoll) : nil)
     if catalogPoll > 0 && PostgresLocation.isPostgres(catalogPath) {
         // The session watches the local cache; this pulls the server's changes into it.
@@ -300,9 +291,11 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
                          help: "wall: add wall_time, the UTC ISO-8601 time of that audio, to every event: the time the source's first audio arrived (from the first chunks of a real-time source; the opening time of a faster one, e.g. a file) + recording time; setlist lines start with it (default: recording)"),
               OptionSpec(name: "reconnect", value: nil,
                          help: "retry a network URL that cannot be opened, and reopen it when it drops or ends (for live streams), waiting 0.5 s, 1 s, 2 s … up to 8 s between attempts, with a warning per failed attempt; recording time keeps running through the gap; gives up (exit 2) after 60 s down"),
-              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long (default 60)"),
+              OptionSpec(name: "reconnect-timeout", value: "SECONDS", help: "with --reconnect: give up after the source has been down (or, at the start, unreachable) this long, 0…86400 s (default 60)"),
+              OptionSpec(name: "open-timeout", value: "SECONDS",
+                         help: "a named pipe (FIFO) source: give up (exit 2) when nothing was written to it this long, 0…86400 s; 0: wait without end (default 60)"),
               minimumDurationOption,
               OptionSpec(name: "catalog-poll", value: "SECONDS",
-                         help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed; 0: never (default 5)"),
+                         help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed, 0…86400 s; 0: never (default 5)"),
               streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption],
     positional: 1...1, run: runMonitor)

@@ -3,12 +3,10 @@ import Foundation
 /// Number of worker threads for `--jobs N`: N when given (≥ 1), else every core
 /// (`ProcessInfo.activeProcessorCount`).
 func jobCount(_ args: ParsedArguments) throws -> Int {
-    guard let text = args.value("jobs") else { return max(1, ProcessInfo.processInfo.activeProcessorCount) }
-    guard let n = Int(text), n >= 1, n <= 1024 else { throw UsageError(message: "--jobs takes a whole number ≥ 1, got '\(text)'") }
-    return n
+    try wholeNumberOption(args, "jobs", in: 1...1024) ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
 }
 
-let jobsOption = OptionSpec(name: "jobs", value: "N", help: "worker threads (default: every core)")
+let jobsOption = OptionSpec(name: "jobs", value: "N", help: "worker threads, 1…1024 (default: every core)")
 
 /// Computes `work(i)` for `i` in `0 ..< count` on `jobs` threads, ahead of a consumer that takes
 /// the results in order with ``take(_:)``: at most `jobs + lookahead` results wait at a time,

@@ -164,8 +164,8 @@ func runQueueResults(_ args: ParsedArguments) throws -> Int32 {
 func runWorker(_ args: ParsedArguments) throws -> Int32 {
     let uri = try queueLocation(args)
     let threads = args.value("jobs") == nil ? 1 : try jobCount(args)
-    let lease = try positiveSeconds(args, "lease", default: 60)
-    let maxAttempts = Int(try positiveSeconds(args, "max-attempts", default: 3))
+    let lease = try numberOption(args, "lease", "seconds", in: 1...longestOptionSeconds) ?? 60
+    let maxAttempts = try wholeNumberOption(args, "max-attempts", in: 1...1000) ?? 3
     let wait = args.has("wait")
     let pg = try postgresCatalog(uri, create: false)
     _ = try openQueue(uri)
@@ -323,13 +323,6 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
     return false
 }
 
-/// A positive number of seconds (or count) from option `name`.
-func positiveSeconds(_ args: ParsedArguments, _ name: String, default value: Double) throws -> Double {
-    guard let text = args.value(name) else { return value }
-    guard let v = Double(text), v > 0, v.isFinite, v < 1e7 else { throw UsageError(message: "--\(name) takes a positive number, got '\(text)'") }
-    return v
-}
-
 /// The PostgreSQL commands: `catalog copy`, `queue add`, `queue status`, `worker`.
 let postgresCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "copy"], usage: "SRC DST",
@@ -367,9 +360,9 @@ let postgresCommands: [CommandSpec] = [
                 and retried up to --max-attempts claims, then marked failed. Connection losses and server restarts
                 are retried. Without --wait the worker exits when no job is pending or running.
                 """,
-                options: [catalogOption, OptionSpec(name: "jobs", value: "N", help: "jobs scanned at once by this worker (default: 1)"),
-                          OptionSpec(name: "lease", value: "SECONDS", help: "lease of a claimed job, renewed every third of it while scanning (default: 60)"),
-                          OptionSpec(name: "max-attempts", value: "N", help: "claims before a failing job is marked failed (default: 3)"),
+                options: [catalogOption, OptionSpec(name: "jobs", value: "N", help: "jobs scanned at once by this worker, 1…1024 (default: 1)"),
+                          OptionSpec(name: "lease", value: "SECONDS", help: "lease of a claimed job, renewed every third of it while scanning, 1…86400 s (default: 60)"),
+                          OptionSpec(name: "max-attempts", value: "N", help: "claims before a failing job is marked failed, 1…1000 (default: 3)"),
                           OptionSpec(name: "wait", value: nil, help: "keep waiting for new jobs until SIGINT or SIGTERM")],
                 positional: 0...0, run: runWorker),
 ]

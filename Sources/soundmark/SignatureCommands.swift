@@ -5,8 +5,11 @@ import Soundmark
 func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
     let path = args.positional[0]
-    let stdinData = path == "-" ? StandardInputPeek.readAll() : nil
-    if let data = stdinData ?? FileManager.default.contents(atPath: path), SignatureFile.looksLike(data) {
+    let data: Data
+    do { data = path == "-" ? StandardInputPeek.readAll() : try InputFile.contents(atPath: path) } catch let error as InputFileError {
+        throw SignatureReadError(message: "\(path): \(error.reason)")
+    }
+    if SignatureFile.looksLike(data) {
         let own: SignatureFile
         do { own = try SignatureFile(data: data) } catch { throw SignatureReadError(message: "\(path): \(describe(error))") }
         let sets = own.sets.map { set in
@@ -28,12 +31,8 @@ func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
         return Exit.ok
     }
     let file: ShazamFile
-    if let stdinData {
-        do { file = try ShazamFile(data: stdinData, requireValidCRC: false) } catch let e as ShazamFormatError {
-            throw ShazamFormatError("stdin: \(e.reason)")
-        }
-    } else {
-        file = try ShazamFile(path: path, requireValidCRC: false)
+    do { file = try ShazamFile(data: data, requireValidCRC: false) } catch let e as ShazamFormatError {
+        throw ShazamFormatError("\(signatureName(path)): \(e.reason)")
     }
     switch file {
     case .signature(let s):
@@ -112,9 +111,7 @@ func signatureInput(_ source: String) throws -> SignatureInput? {
     if source == "-" {
         head = StandardInputPeek.peek(64)
     } else {
-        var isDirectory: ObjCBool = false
-        guard !source.contains("://"), FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory),
-              !isDirectory.boolValue, let handle = FileHandle(forReadingAtPath: source) else { return nil }
+        guard !source.contains("://"), InputFile.isRegularFile(source), let handle = FileHandle(forReadingAtPath: source) else { return nil }
         head = (try? handle.read(upToCount: 64)) ?? Data()
         try? handle.close()
     }

@@ -25,8 +25,9 @@ func readTextInput(_ path: String) throws -> String {
         throw CommandError(message: "cannot open \(path): no such file")
     }
     if isDirectory.boolValue { throw CommandError(message: "cannot open \(path): is a directory") }
-    guard let data = FileManager.default.contents(atPath: path) else {
-        throw CommandError(message: "cannot open \(path): permission denied or unreadable")
+    let data: Data
+    do { data = try InputFile.contents(atPath: path) } catch let error as InputFileError {
+        throw CommandError(message: "cannot open \(path): \(error.reason)")
     }
     return String(decoding: data, as: UTF8.self)
 }

@@ -124,6 +124,8 @@ public final class MediaDecoder {
     private var standardInput: StandardInput?
     /// libvorbisfile, for an Ogg Vorbis file FFmpeg refused (then there is no format context).
     private var vorbisFile: VorbisFileReader?
+    /// Bounds the input read without audio coming out of it (see ``GarbageBudget``).
+    private let budget: GarbageBudget
     /// The end of the real audio (output samples on the playback time line) when the stream
     /// declares it (an MP3's LAME header: frames − encoder delay − padding): decoded audio past
     /// it is encoder padding and dropped, unless more than ``limitSlack`` follows (then the
@@ -170,12 +172,15 @@ public final class MediaDecoder {
     ///     without any data after which a connect or read gives up (FFmpeg's `rw_timeout`), so a
     ///     stalled server ends the input ("input ended early") instead of hanging. Default 15;
     ///     ignored for files, pipes and UDP, and when the URL sets `rw_timeout` itself.
-    /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input,
-    ///   or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
+    ///   - openTimeout: for a named pipe (FIFO), seconds to wait for its first bytes (or its
+    ///     writer's close) before it is refused; 0 waits without end. Default 10.
+    /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input, a
+    ///   named pipe nothing was written to in time, a stream sample rate outside
+    ///   ``inputSampleRates``, or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
     ///   `streamIndex`), `.noStreamInLanguage` (streams are tagged, none with `language`; the
     ///   error lists the audio streams), `.decoderUnavailable`.
     public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
-                warning: ((String) -> Void)? = nil, networkTimeout: Double = 15) throws {
+                warning: ((String) -> Void)? = nil, networkTimeout: Double = 15, openTimeout: Double = 10) throws {
         _ = MediaDecoder.configureLogging
         guard sampleRate >= 1000, sampleRate <= 768_000 else {
             throw MediaDecodingError.cannotOpen(path: source,
@@ -187,10 +192,14 @@ public final class MediaDecoder {
         self.warningHandler = warning
 
         let opened: Opened
-        let standardInput = MediaDecoder.resolve(source).isStandardInput ? try StandardInput() : nil
+        let target = MediaDecoder.resolve(source)
+        let standardInput = target.isStandardInput ? try StandardInput()
+            : try target.namedPipe.map { try StandardInput.namedPipe($0, source: source, timeout: openTimeout) }
+        let budget = GarbageBudget()
+        self.budget = budget
         do {
             opened = try MediaDecoder.open(source: source, requestedStream: streamIndex, language: language, warning: warning,
-                                           networkTimeout: networkTimeout, standardInput: standardInput)
+                                           networkTimeout: networkTimeout, standardInput: standardInput, budget: budget)
         } catch let error as MediaDecodingError {
             guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex, language: language,
                                                              error: error, standardInput: standardInput, warning: warning) else {
@@ -417,6 +426,11 @@ public final class MediaDecoder {
         if let vorbisFile { return try pump(vorbisFile) }
         guard let formatContext, let packet else { finished = true; return }
         let result = av_read_frame(formatContext, packet)
+        if budget.check() {
+            if result >= 0 { av_packet_unref(packet) }
+            finished = true
+            throw MediaDecodingError.readFailed(path: source, reason: GarbageBudget.reason)
+        }
         if result == soundmark_averror(EAGAIN) {
             usleep(5_000) // non-blocking input with no data yet
             return
@@ -580,6 +594,13 @@ public final class MediaDecoder {
                 return
             }
             defer { av_frame_unref(frame) }
+            let rate = frame.pointee.sample_rate > 0 ? frame.pointee.sample_rate : codecContext.pointee.sample_rate
+            if frame.pointee.nb_samples > 0 && rate > 0 {
+                guard MediaDecoder.inputSampleRates.contains(Int(rate)) else {
+                    throw MediaDecodingError.readFailed(path: source, reason: MediaDecoder.unsupportedRate(Int(rate)))
+                }
+                budget.add(seconds: Double(frame.pointee.nb_samples) / Double(rate))
+            }
             if frame.pointee.nb_samples > 0 { try place(frame, codecContext) }
             try resample(frame, codecContext)
         }
@@ -854,7 +875,7 @@ extension MediaDecoder {
             reader = VorbisFileReader.looksLikeOgg(path) ? VorbisFileReader(path: path) : nil
         } else if let standardInput, standardInput.canReplay, standardInput.head.starts(with: Array("OggS".utf8)) {
             // Everything FFmpeg read is kept: libvorbisfile starts over from it.
-            reader = VorbisFileReader(standardInputAfter: standardInput.head)
+            reader = VorbisFileReader(descriptor: standardInput.descriptor, after: standardInput.head)
         } else {
             reader = nil
         }
@@ -886,6 +907,17 @@ extension MediaDecoder {
         var isUDP: Bool
         /// Standard input (`-`, `pipe:`, `pipe:0`), read through ``StandardInput``.
         var isStandardInput = false
+        /// A named pipe's path: read like standard input once something was written to it.
+        var namedPipe: String?
+    }
+
+    /// `target` of a local `path`, or, when `path` is a named pipe (FIFO), a target read
+    /// through ``StandardInput/namedPipe(_:source:timeout:)`` (nothing may read the pipe by
+    /// its path: that would block without a writer, and take bytes from the decoder).
+    private static func local(_ path: String, _ target: Target) -> Target {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return target }
+        return Target(url: path, localPath: nil, isNetwork: false, isUDP: false, namedPipe: path)
     }
 
     private static func resolve(_ source: String) -> Target {
@@ -895,14 +927,14 @@ extension MediaDecoder {
         if source.hasPrefix("file:") {
             var path = String(source.dropFirst("file:".count))
             if path.hasPrefix("//") { path = String(path.dropFirst(2)) } // file:///abs/path
-            return Target(url: "file:" + path, localPath: path, isNetwork: false, isUDP: false)
+            return local(path, Target(url: "file:" + path, localPath: path, isNetwork: false, isUDP: false))
         }
         if let name = avio_find_protocol_name(source).map({ String(cString: $0) }), name != "file" {
             let udp = name == "udp" || name == "rtp" || name == "udplite"
             return Target(url: source, localPath: nil, isNetwork: name != "pipe", isUDP: udp)
         }
         // Plain path (also "weird:name.mp3" when "weird" is no protocol): force the file protocol.
-        return Target(url: "file:" + source, localPath: source, isNetwork: false, isUDP: false)
+        return local(source, Target(url: "file:" + source, localPath: source, isNetwork: false, isUDP: false))
     }
 
     /// Cheap checks that give clearer messages than FFmpeg's generic errors.
@@ -975,7 +1007,7 @@ extension MediaDecoder {
 
     fileprivate static func open(source: String, requestedStream: Int?, language: String?,
                                  warning: ((String) -> Void)?, networkTimeout: Double,
-                                 standardInput: StandardInput?) throws -> Opened {
+                                 standardInput: StandardInput?, budget: GarbageBudget) throws -> Opened {
         let target = resolve(source)
         if let path = target.localPath { try precheck(path: path, source: source) }
 
@@ -985,18 +1017,20 @@ extension MediaDecoder {
         } else if target.isNetwork && !target.isUDP && !target.url.contains("rw_timeout=") && networkTimeout > 0 {
             av_dict_set(&options, "rw_timeout", String(Int64(networkTimeout * 1_000_000)), 0) // microseconds
         }
-        var format: UnsafeMutablePointer<AVFormatContext>?
+        var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        guard let allocated = format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
+        allocated.pointee.interrupt_callback = budget.interruptCallback
+        budget.format = allocated
         if let standardInput {
-            format = avformat_alloc_context()
-            guard let format else { throw MediaDecodingError.readFailed(path: source, reason: "out of memory") }
-            format.pointee.pb = standardInput.context
-            format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+            allocated.pointee.pb = standardInput.context
+            allocated.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         }
         FFmpegLog.begin()
         let openResult = avformat_open_input(&format, target.url, nil, &options)
         let openMessage = FFmpegLog.end()
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
+            if budget.exceeded { throw MediaDecodingError.cannotOpen(path: source, reason: GarbageBudget.reason) }
             // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
             let reason = target.isNetwork && openResult == soundmark_averror(EIO)
                 ? "network error (host not found, unreachable or refused)"
@@ -1038,6 +1072,9 @@ extension MediaDecoder {
         let parameters = stream.pointee.codecpar!
         let codecID = parameters.pointee.codec_id
         let codecName = String(cString: avcodec_get_name(codecID))
+        if parameters.pointee.sample_rate != 0 && !inputSampleRates.contains(Int(parameters.pointee.sample_rate)) {
+            throw MediaDecodingError.cannotOpen(path: source, reason: unsupportedRate(Int(parameters.pointee.sample_rate)))
+        }
         guard let decoder = avcodec_find_decoder(codecID) else {
             throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)
         }
@@ -1097,6 +1134,15 @@ extension MediaDecoder {
                       description: parts.joined(separator: ", "), isNetwork: target.isNetwork, isUDP: target.isUDP,
                       origin: origin, containerDuration: containerDuration, isRawStream: isRaw,
                       standardInput: standardInput, gapless: gapless)
+    }
+
+    /// The sample rates of input audio decoded, Hz: a header that declares another (a 176 KB
+    /// WAV claiming 1 Hz held a day of "audio" and took 129 s and 355 MB to decode) is refused.
+    public static let inputSampleRates = 1000...768_000
+
+    /// Why audio at `rate` Hz is refused, naming the supported range.
+    fileprivate static func unsupportedRate(_ rate: Int) -> String {
+        "the audio's sample rate \(rate) Hz is outside the supported \(inputSampleRates.lowerBound)–\(inputSampleRates.upperBound) Hz"
     }
 
     private static func isUsableAudio(_ stream: UnsafeMutablePointer<AVStream>?) -> Bool {

@@ -4,10 +4,13 @@ import CFFmpeg
 import Glibc
 #endif
 
-/// Standard input read through a custom FFmpeg I/O context that keeps a copy of the first
-/// bytes (64 KiB, or an ID3v2 tag and 8 KiB after it), so that what FFmpeg only parses from a
-/// seekable file (the LAME gapless header of an MP3) can be read from a pipe too.
+/// Standard input (or a named pipe: see ``namedPipe(_:source:timeout:)``) read through a custom
+/// FFmpeg I/O context that keeps a copy of the first bytes (64 KiB, or an ID3v2 tag and 8 KiB
+/// after it), so that what FFmpeg only parses from a seekable file (the LAME gapless header of an
+/// MP3) can be read from a pipe too.
 final class StandardInput {
+    /// The descriptor read: 0 for standard input, else a named pipe's, owned (closed by ``close()``).
+    let descriptor: Int32
     /// The first bytes read (see ``MP3GaplessInfo/headLength(_:)``).
     private(set) var head: [UInt8] = []
     /// Bytes read from standard input so far (FFmpeg has seen them all).
@@ -17,7 +20,10 @@ final class StandardInput {
     /// The I/O context handed to FFmpeg (owned here; freed by ``close()``).
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
 
-    init() throws {
+    /// Reads `descriptor` (default 0: standard input, whose bytes peeked by
+    /// ``StandardInputPeek`` come first); another descriptor is closed by ``close()``.
+    init(descriptor: Int32 = 0) throws {
+        self.descriptor = descriptor
         let size: Int32 = 32 * 1024
         guard let buffer = av_malloc(Int(size))?.assumingMemoryBound(to: UInt8.self) else {
             throw MediaDecodingError.readFailed(path: "-", reason: "out of memory")
@@ -36,8 +42,8 @@ final class StandardInput {
 
     private func read(into buffer: UnsafeMutablePointer<UInt8>, size: Int) -> Int32 {
         while true {
-            var n = StandardInputPeek.take(into: buffer, size: size)
-            if n == 0 { n = Glibc.read(0, buffer, size) }
+            var n = descriptor == 0 ? StandardInputPeek.take(into: buffer, size: size) : 0
+            if n == 0 { n = Glibc.read(descriptor, buffer, size) }
             if n > 0 {
                 totalRead += n
                 let limit = MP3GaplessInfo.headLength(head)
@@ -53,11 +59,27 @@ final class StandardInput {
         }
     }
 
-    /// Frees the I/O context and its buffer (after `avformat_close_input`).
+    /// Frees the I/O context and its buffer (after `avformat_close_input`), and closes a named
+    /// pipe's descriptor.
     func close() {
         guard context != nil else { return }
         av_freep(&context!.pointee.buffer)
         avio_context_free(&context)
+        if descriptor != 0 { _ = Glibc.close(descriptor) }
+    }
+
+    /// Opens the named pipe (FIFO) at `path` without blocking and waits up to `timeout` seconds
+    /// (0: without end) for its first bytes or its writer's close, then reads it like standard
+    /// input. A plain `open` would block until some process opens the pipe for writing: with no
+    /// writer, every command hung.
+    /// - Throws: `MediaDecodingError.cannotOpen` naming `source` when it cannot be opened or
+    ///   nothing was written to it in time.
+    static func namedPipe(_ path: String, source: String, timeout: Double) throws -> StandardInput {
+        let fd: Int32
+        do { fd = try InputFile.openNamedPipe(path, timeout: timeout) } catch let error as InputFileError {
+            throw MediaDecodingError.cannotOpen(path: source, reason: error.reason)
+        }
+        do { return try StandardInput(descriptor: fd) } catch { _ = Glibc.close(fd); throw error }
     }
 
     deinit { close() }

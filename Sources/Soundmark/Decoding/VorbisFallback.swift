@@ -21,13 +21,14 @@ final class VorbisFileReader {
         self.init { file in ov_fopen(path, file) }
     }
 
-    /// Reads standard input, whose first bytes (`initial`, all that was read so far) are
-    /// given back; `nil` when libvorbisfile cannot read it either.
-    convenience init?(standardInputAfter initial: [UInt8]) {
-        let callbacks = ov_callbacks(read_func: { buffer, size, count, _ -> Int in
+    /// Reads `descriptor` (standard input or a named pipe), whose first bytes (`initial`, all
+    /// that was read so far) are given back; `nil` when libvorbisfile cannot read it either.
+    convenience init?(descriptor: Int32, after initial: [UInt8]) {
+        let callbacks = ov_callbacks(read_func: { buffer, size, count, source -> Int in
             guard let buffer else { return 0 }
+            let descriptor = Int32(Int(bitPattern: source) - 1)
             while true {
-                let n = Glibc.read(0, buffer, size * count)
+                let n = Glibc.read(descriptor, buffer, size * count)
                 if n >= 0 { return n / max(size, 1) }
                 if errno != EINTR { return 0 }
             }
@@ -35,7 +36,8 @@ final class VorbisFileReader {
         self.init { file in
             initial.withUnsafeBufferPointer { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { chars in
-                    ov_open_callbacks(nil, file, chars.baseAddress, chars.count, callbacks)
+                    ov_open_callbacks(UnsafeMutableRawPointer(bitPattern: Int(descriptor) + 1), file, chars.baseAddress,
+                                      chars.count, callbacks)
                 }
             }
         }

@@ -59,9 +59,9 @@ public enum AnnotationReader {
             throw AnnotationError.unreadable(file: url.path, reason: "permission denied")
         }
         do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw AnnotationError.unreadable(file: url.path, reason: String(cString: strerror(errno)))
+            data = try InputFile.contents(atPath: url.path)
+        } catch let error as InputFileError {
+            throw AnnotationError.unreadable(file: url.path, reason: error.reason)
         }
         return try parse(data, name: url.path, format: format, encoding: encoding, legacyEncoding: legacyEncoding)
     }

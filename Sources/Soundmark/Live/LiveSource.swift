@@ -138,6 +138,9 @@ public struct LiveSourceOptions: Sendable {
     public var reconnectFirstDelay = 0.5
     /// Reconnect back-off: the wait doubles up to this, seconds (default 8).
     public var reconnectMaxDelay = 8.0
+    /// A named pipe (FIFO) source: seconds to wait for its first bytes before giving up; 0
+    /// waits without end (default 60).
+    public var openTimeout = 60.0
 
     /// Creates options; see the properties for the defaults.
     public init(streamIndex: Int? = nil, language: String? = nil, reconnectTimeout: Double? = nil) {
@@ -202,7 +205,7 @@ public enum LiveSource {
                 let start = now()
                 do {
                     return (try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: options.streamIndex,
-                                             language: options.language, warning: warning), start, attempt)
+                                             language: options.language, warning: warning, openTimeout: options.openTimeout), start, attempt)
                 } catch {
                     guard let timeout = options.reconnectTimeout else {
                         channel.post(.failed(describe(error)))

@@ -25,8 +25,9 @@ public enum ShazamFile: Equatable, Sendable {
     /// - Throws: ``ShazamFormatError`` whose reason starts with the path: the file cannot be
     ///   read, or its content is not ShazamKit data (see ``init(data:requireValidCRC:)``).
     public init(path: String, requireValidCRC: Bool = true) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ShazamFormatError("\(path): cannot read the file")
+        let data: Data
+        do { data = try InputFile.contents(atPath: path) } catch let error as InputFileError {
+            throw ShazamFormatError("\(path): \(error.reason)")
         }
         do { try self.init(data: data, requireValidCRC: requireValidCRC) } catch let e as ShazamFormatError {
             throw ShazamFormatError("\(path): \(e.reason)")

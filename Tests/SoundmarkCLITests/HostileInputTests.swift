@@ -1,0 +1,137 @@
+import Foundation
+import XCTest
+
+/// End-to-end tests of issue 40 ("nothing lost, nothing hangs") on the built `soundmark` binary:
+/// each test is one kind of fault with the example input that showed it.
+final class HostileInputTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = try CLISupport.temporaryDirectory(self, prefix: "hostile")
+    }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Runs the built binary in the test directory; a signal exit fails the test.
+    private func soundmark(_ arguments: [String]) throws -> CLISupport.Run {
+        let r = try CLISupport.run(try CLISupport.soundmarkBinary(), arguments, in: directory, currentDirectory: directory)
+        XCTAssertFalse(r.signalled, "soundmark \(arguments.joined(separator: " ")) crashed: \(r.stderr.prefix(400))")
+        return r
+    }
+
+    /// `seconds` of a two-tone chord (sox) at `name`, 8 kHz mono WAV.
+    private func tone(_ name: String, seconds: Int = 4) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sox") else { throw XCTSkip("no sox") }
+        let r = try CLISupport.run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", path(name), "synth", "\(seconds)",
+                                                   "sine", "440-1200", "sine", "700-300"], in: directory)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return path(name)
+    }
+
+    /// Exit 2 with exactly `message` as the one line on stderr and nothing on stdout.
+    private func assertRefused(_ r: CLISupport.Run, _ message: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r.status, 2, r.stderr, file: file, line: line)
+        XCTAssertEqual(r.stdout, "", file: file, line: line)
+        XCTAssertEqual(r.stderr, message + "\n", file: file, line: line)
+    }
+
+    // MARK: - 7. numeric options
+
+    /// `monitor --catalog-poll 1e10` exited 132 (SIGILL: the poll's deadline overflowed); every
+    /// numeric option now takes a finite number in a stated range and names it when refusing.
+    func testEveryNumericOptionIsRangeChecked() throws {
+        let clip = try tone("clip.wav")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, clip]).status, 0)
+        let cases: [([String], String)] = [
+            (["monitor", "--catalog", catalog, "--catalog-poll", "1e10", clip],
+             "--catalog-poll takes seconds from 0 to 86400 (0: never), got '1e10' (see 'soundmark monitor --help')"),
+            (["monitor", "--catalog", catalog, "--catalog-poll", "1e300", clip],
+             "--catalog-poll takes seconds from 0 to 86400 (0: never), got '1e300' (see 'soundmark monitor --help')"),
+            (["monitor", "--catalog", catalog, "--reconnect", "--reconnect-timeout", "1e10", clip],
+             "--reconnect-timeout takes seconds from 0 to 86400, got '1e10' (see 'soundmark monitor --help')"),
+            (["monitor", "--catalog", catalog, "--open-timeout", "-1", clip],
+             "--open-timeout takes seconds from 0 to 86400 (0: wait without end), got '-1' (see 'soundmark monitor --help')"),
+            (["scan", "--catalog", catalog, "--min-duration", "nan", clip],
+             "--min-duration takes seconds from 0 to 86400, got 'nan' (see 'soundmark scan --help')"),
+            (["identify", "--catalog", catalog, "--threshold", "1.5", clip],
+             "--threshold takes a confidence from 0 to 1, got '1.5' (see 'soundmark identify --help')"),
+            (["identify", "--catalog", catalog, "--jobs", "1025", clip],
+             "--jobs takes a whole number from 1 to 1024, got '1025' (see 'soundmark identify --help')"),
+            (["identify", "--catalog", catalog, "--stream", "99999999999999999999", clip],
+             "--stream takes a whole number from 0 to 65535 (a stream index), got '99999999999999999999' (see 'soundmark identify --help')"),
+            (["marker", "embed", "--payload", "1", "--strength", "inf", clip, path("m.wav")],
+             "--strength takes dB from -40 to -6, got 'inf' (see 'soundmark marker embed --help')"),
+            (["worker", "--catalog", "postgresql://nobody@127.0.0.1:1/none", "--lease", "1e10"],
+             "--lease takes seconds from 1 to 86400, got '1e10' (see 'soundmark worker --help')"),
+            (["worker", "--catalog", "postgresql://nobody@127.0.0.1:1/none", "--max-attempts", "0.5"],
+             "--max-attempts takes a whole number from 1 to 1000, got '0.5' (see 'soundmark worker --help')"),
+        ]
+        for (arguments, message) in cases {
+            assertRefused(try soundmark(arguments), "soundmark: " + message)
+        }
+        // At the top of its range, an option works.
+        let polled = try soundmark(["monitor", "--catalog", catalog, "--catalog-poll", "86400", "--min-duration", "86400", clip])
+        XCTAssertEqual(polled.status, 0, polled.stderr)
+    }
+
+    // MARK: - 6. hangs
+
+    /// A named pipe nothing writes to blocked identify, catalog add, signature, marker detect and
+    /// scan for ever: it is refused after 10 s (monitor: after --open-timeout), with the catalog
+    /// untouched; a pipe that is written to is read as before.
+    func testANamedPipeWithoutWriterIsRefusedInTime() throws {
+        let clip = try tone("clip.wav")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, clip]).status, 0)
+        let fifo = path("pipe.wav")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let start = Date()
+        assertRefused(try soundmark(["identify", "--catalog", catalog, fifo]),
+                      "soundmark: cannot open \(fifo): a named pipe (FIFO) that nothing was written to within 10 s")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 15)
+        let monitor = try soundmark(["monitor", "--catalog", catalog, "--open-timeout", "1", fifo])
+        XCTAssertEqual(monitor.status, 2, monitor.stderr)
+        XCTAssertTrue(monitor.stderr.contains("cannot open \(fifo): a named pipe (FIFO) that nothing was written to within 1 s"), monitor.stderr)
+        // Written to (the writer may finish before the reader looks): matched as the file is.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "cat '\(clip)' > '\(fifo)'"]
+        try writer.run()
+        let found = try soundmark(["identify", "--catalog", catalog, fifo])
+        writer.waitUntilExit()
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertTrue(found.stdout.hasPrefix("1. ") && found.stdout.contains("(clip)"), found.stdout)
+    }
+
+    /// `ln -s /dev/urandom r.mp3` was read for ever, a warning per packet: an input that yields
+    /// less than 1 s of audio per 256 MB read is given up, with one error line naming it (here
+    /// `/dev/zero`, the same every run, refused in about 3 s; `/dev/urandom` in about 5 s).
+    func testAnEndlessStreamOfGarbageIsGivenUp() throws {
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
+        let random = path("r.mp3")
+        try FileManager.default.createSymbolicLink(atPath: random, withDestinationPath: "/dev/zero")
+        let start = Date()
+        let r = try soundmark(["identify", "--catalog", catalog, random])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertEqual(r.stderrLines.last.map(String.init), "soundmark: \(random): read failed: gave up after 256 MB read without 1 s "
+                       + "of decodable audio (not media, or damaged beyond use)")
+        XCTAssertLessThan(Date().timeIntervalSince(start), 15)
+    }
+
+    /// A 176 KB WAV whose header declares 1 Hz took 129 s and 355 MB before "no match": sample
+    /// rates outside 1000–768000 Hz are refused at once.
+    func testAnAbsurdSampleRateIsRefused() throws {
+        let wav = path("onehz.wav")
+        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
+        header += Data([1, 0, 1, 0]) + le32(1) + le32(2) + Data([2, 0, 16, 0]) + Data("data".utf8) + le32(176_000)
+        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: wav))
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
+        assertRefused(try soundmark(["identify", "--catalog", catalog, wav]),
+                      "soundmark: cannot open \(wav): the audio's sample rate 1 Hz is outside the supported 1000–768000 Hz")
+    }
+
+    private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
+}
