@@ -146,6 +146,19 @@ extension Matcher {
     func checkedMatch(_ query: [Landmark], reframed: [[Landmark]], spectrum: SpectrumRing) -> [MatchCandidate] {
         var unitVotes: [Int: (offset: Int, count: Int)] = [:]
         var all = match(query, reframed: reframed, threshold: 0, unitVotes: &unitVotes)
+        // A reference the query matches better played backwards is the query's source played
+        // backwards: its matches go (see ``Matcher/reversalRatio``), and it is not checked again.
+        var reversed = Set<Int>()
+        var looked = Set<Int>()
+        for m in all where m.confidence >= options.threshold && looked.count < Matcher.reversalChecks && !looked.contains(m.referenceIndex) {
+            looked.insert(m.referenceIndex)
+            let strongest = all.filter { $0.referenceIndex == m.referenceIndex }.map(\.alignedCount).max() ?? 0
+            let backwards = reversedAlignment(query, reference: m.referenceIndex)
+            if backwards >= Matcher.reversalMinimum && Double(backwards) >= Matcher.reversalRatio * Double(strongest) {
+                reversed.insert(m.referenceIndex)
+            }
+        }
+        all.removeAll { reversed.contains($0.referenceIndex) }
         guard spectrum.latest > 0 else { return Matcher.keeping(all, atLeast: options.threshold) }
         let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
         let level = max(options.threshold, MatchOptions().threshold)
@@ -175,7 +188,7 @@ extension Matcher {
             checked.append((m.referenceIndex, m.offsetFrames, m.speed, m.alignedCount, i))
         }
         let voted = found ? [] : unitVotes.sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }
-        for (ref, v) in voted where checked.count < SpectralCheck.hypotheses {
+        for (ref, v) in voted where checked.count < SpectralCheck.hypotheses && !reversed.contains(ref) {
             if checked.contains(where: { $0.reference == ref && abs($0.offset - Double(v.offset)) <= 2 }) { continue }
             checked.append((ref, Double(v.offset), unit, v.count, nil))
         }
