@@ -1826,16 +1826,28 @@ public final class Scanner {
         finished.append(segment)
     }
 
+    /// Hits a second both parts of a play on one line gather for the stretch between them to
+    /// count as an interruption rather than a quiet or masked passage (see
+    /// ``resolveOverlaps(_:threshold:postings:)``): 30. Clean plays of the bench's references
+    /// gather 40–200 (Wesnoth's *Elvish Theme*, an orchestral piece, 80–95); the parts the
+    /// bench's DJ mixes join across a crossfade or a masked passage gather 2–36, the weaker
+    /// part at most 23. (At 100, as before, a clean play interrupted by 3–20 s of another
+    /// reference, another part of itself, other music or silence was joined back across it, in
+    /// 38 of a helper's 54 recordings: the stretch between was reported as the play's.)
+    static let interruptionRate = 30.0
+    /// Shortest stretch between two parts of a play on one line that can interrupt it: 2 s.
+    static let interruptionGap = 2.0
+
     /// Cleans up decided segments:
     /// - joins segments of one reference on the same line (the reference time predicted at the
     ///   second's start within 0.15 s plus 2 % of the gap, at most 0.5 s) less than 20 s apart, whatever segments of the reference
     ///   at other alignments lie between (another copy of a passage it repeats): a quiet passage,
     ///   not a new airing. A part under `threshold` joins too (its hits add to the play's), so
     ///   one play at one alignment is one segment whatever the music does inside it. Not when
-    ///   a clean play (100 hits per second or more) leaves a gap of 4 s or more where the
-    ///   reference's own sound (`postings(ref, from, to)`: its postings in reference seconds
-    ///   `from..<to`) should have given three seconds' worth of its hits: then the gap is other
-    ///   audio or a pause, not a quiet passage;
+    ///   both parts are clean (``interruptionRate`` hits a second or more) and leave a gap of
+    ///   ``interruptionGap`` or more where the reference's own sound (`postings(ref, from, to)`:
+    ///   its postings in reference seconds `from..<to`) should have given two seconds' worth of
+    ///   the first part's hits: then the gap is other audio or a pause, not a quiet passage;
     /// - drops what is still under `threshold` (confidence) after joining;
     /// - drops segments shorter than 4 s with fewer than 100 hits that overlap or touch (within
     ///   1 s) a stronger segment of their own reference (a repeated passage of it caught at a
@@ -1851,19 +1863,22 @@ public final class Scanner {
     ///   between two plays is not part of either.
     static func resolveOverlaps(_ segments: [Segment], threshold: Double,
                                 postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 }) -> [Segment] {
-        /// Hits the first segment's play would have gathered over reference seconds `from…to`
-        /// at its own hits per posting.
-        /// Whether the stretch between two parts of a play on one line was other audio rather
-        /// than a quiet passage: the reference's own sound there should have given the first
-        /// part's hit rate at least 3 times over a gap of 4 s or more. (Masked passages of a
-        /// DJ mix under crowd noise lose their hits too, so only a gap the reference fills
-        /// densely counts.)
+        /// Whether the stretch between two parts of a play on one line was other audio (another
+        /// reference, another part of this one, other music, speech, silence) rather than a
+        /// quiet passage of the reference: both parts are heard clearly (``interruptionRate``
+        /// hits a second or more) and the reference's own sound over a gap of
+        /// ``interruptionGap`` or more should have given the first part's hits of 2 s or more.
+        /// (Masked passages of a DJ mix under crowd noise lose their hits too; there the parts
+        /// gather fewer hits a second, at most 36 in the bench's mixes.)
         func interrupted(_ a: Segment, _ b: Segment) -> Bool {
             let gap = b.start - a.end
-            guard gap >= 4 else { return false }
-            let rate = Double(a.hits) / max(a.end - a.start, 1e-3)
-            return rate >= 100 && expectedHits(a, from: a.referenceEnd, to: b.referenceStart) >= 3 * rate
+            guard gap >= Scanner.interruptionGap else { return false }
+            let rate = Double(a.hits) / max(a.end - a.start, 1e-3), rateB = Double(b.hits) / max(b.end - b.start, 1e-3)
+            return min(rate, rateB) >= Scanner.interruptionRate
+                && expectedHits(a, from: a.referenceEnd, to: b.referenceStart) >= 2 * rate
         }
+        /// Hits the first segment's play would have gathered over reference seconds `from…to`
+        /// at its own hits per posting.
         func expectedHits(_ a: Segment, from: Double, to: Double) -> Double {
             let own = postings(a.referenceIndex, min(a.referenceStart, a.referenceEnd), max(a.referenceStart, a.referenceEnd))
             guard own > 0, to > from else { return 0 }
