@@ -158,10 +158,15 @@ func plainText(_ text: String) -> String {
 let minimumDurationOption = OptionSpec(name: "min-duration", value: "SECONDS",
                                        help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept)")
 
-/// Scan options from the command line (`--min-duration`).
+/// `--false-alarms-per-hour RATE` of scan and monitor.
+let falseAlarmsOption = OptionSpec(name: "false-alarms-per-hour", value: "RATE",
+                                   help: "report a play only when chance would give a line as strong at most this often per hour of audio holding none of the catalog (1e-9…1000, default 0.001: one false play in 1,000 hours; raise it to find weaker plays)")
+
+/// Scan options from the command line (`--min-duration`, `--false-alarms-per-hour`).
 func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
     var options = ScanOptions()
     if let v = try numberOption(args, "min-duration", "seconds", in: 0...longestOptionSeconds) { options.minimumDuration = v }
+    if let v = try numberOption(args, "false-alarms-per-hour", "a rate per hour", in: 1e-9...1000) { options.falseAlarmsPerHour = v }
     return options
 }
 
@@ -501,7 +506,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     """,
     options: [catalogOption,
               OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
-              minimumDurationOption,
+              minimumDurationOption, falseAlarmsOption,
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),

@@ -89,6 +89,10 @@ public struct ScanOptions: Sendable {
     public var closeAfterSeconds: Double = 4
     /// Segments whose confidence is below this are dropped. Default 0.5.
     public var threshold: Double = 0.5
+    /// False plays accepted per hour of audio that holds none of the catalog: a line of hits is a
+    /// play only when the expected number of chance lines at least as strong over an hour of
+    /// scanning is at most this (``PlayEvidence``). Default 0.001 (one in 1,000 hours).
+    public var falseAlarmsPerHour: Double = 0.001
     /// Segments shorter than this, seconds, are dropped (and not announced as events).
     /// Default 2: a 3 s station id or spot is kept; raise it for fewer, surer segments.
     public var minimumDuration: Double = 2
@@ -388,7 +392,10 @@ public final class Scanner {
                 (open[i].changeStart, open[i].changeStartDecided) = changeStart(open[i]).settling(open[i].changeStart)
             }
         }
-        for i in open.indices { checkSearchedSpeed(&open[i], at: windowEnd) }
+        for i in open.indices {
+            checkSearchedSpeed(&open[i], at: windowEnd)
+            checkEvidence(&open[i], at: windowEnd)
+        }
         if onEvent != nil { announce() }
         nextBlockEnd += hopFrames
         // Close segments not extended for a while.
@@ -729,6 +736,10 @@ public final class Scanner {
         /// it was read at.
         var spectralVeto: Double?
         var spectralCheckedAt: Int?
+        /// The strongest evidence against chance measured for the line (``PlayEvidence``), and
+        /// the window end it was measured at; `nil` until its hits reach the threshold.
+        var evidence: PlayEvidence?
+        var evidenceCheckedAt: Int?
         /// Landmark hits added so far.
         var hits: Int { Int(n) }
         /// Recording frames of the hits kept (``head`` and ``tail``), ascending.
@@ -1394,6 +1405,38 @@ public final class Scanner {
         s.spectralVeto = e.score < Scanner.searchedSpeedLineScore ? e.score : nil
     }
 
+    /// Tests per hour of the play rule (``PlayEvidence/tests(catalogFrames:speeds:hopSeconds:)``).
+    private lazy var evidenceTests = PlayEvidence.tests(
+        catalogFrames: index.references.reduce(0) { $0 + $1.duration } / hop,
+        speeds: options.candidates.count, hopSeconds: options.hopSeconds)
+
+    /// Measures a line's evidence against chance (``PlayEvidence``) once its hits would reach
+    /// the threshold, and again each window (at most once a window) while it is not beyond
+    /// chance yet; the strongest evidence is kept, so a play once shown stays one. The chance
+    /// lines are counted over the part of the line the landmark history still holds (its last
+    /// ``historyFrames``). `windowEnd` `nil`: the line is closing (measured unless beyond
+    /// chance already).
+    private func checkEvidence(_ s: inout OpenSegment, at windowEnd: Int?) {
+        if let e = s.evidence, e.log10FalseAlarmsPerHour <= log10(options.falseAlarmsPerHour) { return }
+        if let windowEnd, s.evidenceCheckedAt == windowEnd { return }
+        // Only lines whose hits alone would make a play are worth the chance lines' lookups.
+        guard segment(s, capped: false).confidence >= options.threshold else { return }
+        let line = s.line
+        let offset = line.intercept - line.slope * s.x0
+        let lo = Int32(s.firstHitFrame), hi = Int32(s.lastHitFrame)
+        let from = max(lo, history.first?.anchorFrame ?? lo)
+        guard hi >= from else { return }
+        let shifted = PlayEvidence.shifts.map { shift -> Int in
+            let hits = exactHits(ref: s.ref, candidate: s.candidate, around: Int((offset + shift / hop).rounded()),
+                                 slope: line.slope, inHistory: true)
+            return Set(hits.lazy.filter { $0.x >= from && $0.x <= hi }.map { Int($0.x) / PlayEvidence.slotFrames }).count
+        }
+        let measured = Int(hi) / PlayEvidence.slotFrames - Int(from) / PlayEvidence.slotFrames + 1
+        let e = PlayEvidence(hitFrames: s.hitFrames, shiftedSlots: shifted, measuredSlots: measured, tests: evidenceTests)
+        if s.evidence.map({ e.log10FalseAlarmsPerHour < $0.log10FalseAlarmsPerHour }) ?? true { s.evidence = e }
+        s.evidenceCheckedAt = windowEnd
+    }
+
     /// Rows of digital silence (``SpectrumRing/isSilent(_:)``) that make a silence an edge is
     /// put against: 16 (their windows cover 0.37 s of silent samples).
     static let digitalSilenceFrames = 16
@@ -1513,7 +1556,10 @@ public final class Scanner {
     }
 
     /// The segment an open segment stands for now (no threshold applied).
-    private func segment(_ s: OpenSegment) -> Segment {
+    /// - Parameter capped: whether its confidence is capped by the spectral check and by the
+    ///   line's evidence against chance (``PlayEvidence``; 0 before it is measured). Without the
+    ///   caps the confidence is the hits' alone.
+    private func segment(_ s: OpenSegment, capped: Bool = true) -> Segment {
         let line = s.line
         let mapped = { (x: Int) in line.intercept + line.slope * (Double(x) - s.x0) }
         var firstFrame = startFrame(s)
@@ -1574,7 +1620,8 @@ public final class Scanner {
             refEnd = duration
         }
         end = max(end, start)
-        let cap = s.spectralVeto.map(SpectralCheck.confidence(score:)) ?? 1
+        let cap = !capped ? 1 : min(s.spectralVeto.map(SpectralCheck.confidence(score:)) ?? 1,
+                                    s.evidence?.confidence(falseAlarmsPerHour: options.falseAlarmsPerHour) ?? 0)
         var segment = Segment(referenceIndex: s.ref, item: index.references[s.ref].item, start: start, end: end,
                        referenceStart: refStart, referenceEnd: refEnd,
                        frequencySkew: options.candidates[s.candidate].frequencySkew
@@ -1795,6 +1842,7 @@ public final class Scanner {
             && abs(rival.referenceFrame(at: s.lastHitFrame) - s.referenceFrame(at: s.lastHitFrame)) > apart {
             s.trimEnd(before: Scanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
         }
+        checkEvidence(&s, at: nil)
         s.spectrumEnd = spectrumEnd(s)
         s.endAtSilence = silenceEnd(s)
         s.changeEnd = changeEnd(s)
