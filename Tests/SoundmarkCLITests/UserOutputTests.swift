@@ -1,0 +1,115 @@
+import Foundation
+import Soundmark
+import XCTest
+
+/// Issue 39, what a new user meets: outputs that never hide a play, versions named, the same
+/// option spellings everywhere, errors that name their cause.
+final class UserOutputTests: XCTestCase {
+    private static let samples = CLISupport.root.appendingPathComponent("samples")
+    private var work: URL!
+
+    override func setUpWithError() throws {
+        work = try CLISupport.temporaryDirectory(self, prefix: "user-output")
+    }
+
+    private func soundmark(_ arguments: String..., in directory: URL? = nil) throws -> CLISupport.Run {
+        try CLISupport.run(try CLISupport.soundmarkBinary(), arguments, in: work, currentDirectory: directory)
+    }
+
+    private func path(_ name: String) -> String { work.appendingPathComponent(name).path }
+
+    /// A catalog of samples/references with wesnoth-knolls annotated (samples/wesnoth-knolls.srt).
+    private func annotatedCatalog() throws -> String {
+        let db = path("references.db")
+        let add = try soundmark("catalog", "add", "--catalog", db, Self.samples.appendingPathComponent("references").path)
+        XCTAssertEqual(add.status, 0, add.stderr)
+        let annotate = try soundmark("catalog", "annotate", "--catalog", db, "wesnoth-knolls",
+                                     Self.samples.appendingPathComponent("wesnoth-knolls.srt").path)
+        XCTAssertEqual(annotate.status, 0, annotate.stderr)
+        return db
+    }
+
+    // MARK: - 1. subtitles and CUE sheets never hide a play
+
+    /// samples/recording.mp3 holds four plays; only the first reference (wesnoth-knolls) has
+    /// annotations. By default (`--cues annotations`) the last CUE track, "Last chord", ran from
+    /// 0:35 to the end of the file (2:38) over three other plays, which appeared nowhere. Every
+    /// play has cues now and no cue or track spans another play's audio.
+    func testAnnotationCuesKeepEveryPlayAndNeverSpanAnother() throws {
+        let db = try annotatedCatalog()
+        let recording = Self.samples.appendingPathComponent("recording.mp3").path
+        let scan = try soundmark("scan", "--catalog", db, "--format", "json", recording)
+        XCTAssertEqual(scan.status, 0, scan.stderr)
+        let report = try JSONSerialization.jsonObject(with: Data(scan.stdout.utf8)) as? [String: Any]
+        let segments = try XCTUnwrap(report?["segments"] as? [[String: Any]])
+        let plays = segments.map { s -> (id: String, start: Double, end: Double) in
+            ((s["reference"] as? [String: Any])?["id"] as? String ?? "?", s["start"] as? Double ?? -1, s["end"] as? Double ?? -1)
+        }
+        XCTAssertEqual(plays.map(\.id), ["wesnoth-knolls", "supertux-chipdisko", "wesnoth-battle", "wesnoth-the-dangerous-symphony"])
+        guard plays.count == 4 else { return }
+        /// The plays a span overlaps by more than 0.05 s (CD frames and milliseconds round).
+        func overlapped(_ start: Double, _ end: Double) -> [String] {
+            plays.filter { min(end, $0.end) - max(start, $0.start) > 0.05 }.map(\.id)
+        }
+
+        // SRT (WebVTT, ASS and Audacity labels are written from the same cues).
+        let srt = try soundmark("scan", "--catalog", db, "--format", "srt", recording)
+        XCTAssertEqual(srt.status, 0, srt.stderr)
+        let cues = try AnnotationReader.parse(Data(srt.stdout.utf8), name: "scan.srt", format: .srt).annotations
+        XCTAssertEqual(cues.count, 12, srt.stdout)  // knolls' 9 annotations and one cue per other play
+        for cue in cues {
+            XCTAssertEqual(overlapped(cue.start, cue.end).count, 1, "\(cue) spans \(overlapped(cue.start, cue.end))")
+        }
+        for (title, play) in zip(["Mortimer's Chipdisko – Mortimer Twang", "Battle Music – Aleksi Aubry-Carlson",
+                                  "The Dangerous Symphony – Gianmarco Leone"], plays.dropFirst()) {
+            let cue = try XCTUnwrap(cues.first { $0.text == title }, "\(title) missing: \(srt.stdout)")
+            XCTAssertEqual(cue.start, play.start, accuracy: 0.001)
+            XCTAssertEqual(cue.end, play.end, accuracy: 0.001)
+        }
+        XCTAssertEqual(cues.first?.text, "Opening — the knolls at dawn")
+        XCTAssertEqual(srt.stderrLines.count, 1, srt.stderr)
+        XCTAssertTrue(srt.stderr.contains(": 3 segment(s) without annotations are one cue each: supertux-chipdisko at 00:00:36, "
+                                          + "wesnoth-battle at 00:01:28, wesnoth-the-dangerous-symphony at 00:02:02"), srt.stderr)
+        for format in ["vtt", "ass", "audacity"] {
+            let r = try soundmark("scan", "--catalog", db, "--format", format, recording)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(r.stdout.contains("Battle Music"), "\(format): \(r.stdout)")
+        }
+
+        // CUE: a track lasts from its INDEX 01 to the next track's INDEX 00 (else INDEX 01),
+        // the last one to the end of the file.
+        let cue = try soundmark("scan", "--catalog", db, "--format", "cue", recording)
+        XCTAssertEqual(cue.status, 0, cue.stderr)
+        var tracks: [(title: String, index0: Double?, index1: Double)] = []
+        func seconds(_ line: Substring) -> Double {
+            let p = line.split(separator: " ").last!.split(separator: ":").map { Double($0)! }
+            return p[0] * 60 + p[1] + p[2] / 75
+        }
+        for line in cue.stdout.split(separator: "\r\n").map({ $0.drop { $0 == " " } }) {
+            if line.hasPrefix("TITLE ") { tracks.append((String(line.dropFirst(7).dropLast()), nil, -1)) }
+            if line.hasPrefix("INDEX 00 ") { tracks[tracks.count - 1].index0 = seconds(line) }
+            if line.hasPrefix("INDEX 01 ") { tracks[tracks.count - 1].index1 = seconds(line) }
+        }
+        XCTAssertEqual(tracks.count, 12, cue.stdout)
+        XCTAssertEqual(tracks.last?.title, "The Dangerous Symphony", cue.stdout)
+        XCTAssertEqual(tracks.map(\.title).filter { ["Mortimer's Chipdisko", "Battle Music"].contains($0) }.count, 2, cue.stdout)
+        for (n, track) in tracks.enumerated() {
+            let end = n + 1 < tracks.count ? tracks[n + 1].index0 ?? tracks[n + 1].index1 : 158
+            XCTAssertEqual(overlapped(track.index1, end).count, 1, "\(track.title) \(track.index1)–\(end): \(overlapped(track.index1, end))")
+        }
+        // cuebreakpoints splits at every play's start.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/cuebreakpoints") else { return }
+        let sheet = path("recording.cue")
+        try cue.stdout.write(toFile: sheet, atomically: true, encoding: .utf8)
+        let breaks = try CLISupport.run("/usr/bin/cuebreakpoints", [sheet], in: work)
+        XCTAssertEqual(breaks.status, 0, breaks.stderr)
+        // m:ss.ff (CD frames)
+        let points = breaks.stdout.split(separator: "\n").map { p -> Double in
+            let f = p.split(whereSeparator: { $0 == ":" || $0 == "." }).map { Double($0)! }
+            return f[0] * 60 + f[1] + f[2] / 75
+        }
+        for play in plays.dropFirst() {
+            XCTAssertTrue(points.contains { abs($0 - play.start) < 0.02 }, "no break at \(play.id) \(play.start): \(breaks.stdout)")
+        }
+    }
+}
