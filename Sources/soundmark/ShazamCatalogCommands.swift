@@ -95,7 +95,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
 
 func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
     guard args.value("format") == "shazamcatalog" else { throw UsageError(message: "--format shazamcatalog is required (the only export format)") }
-    guard let output = args.value("o") ?? args.value("output") else { throw UsageError(message: "-o FILE is required") }
+    guard let output = args.value("output") else { throw UsageError(message: "-o/--output FILE is required") }
     let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let stored = try catalog.shazamSignatures()
     var refs = try catalog.references()
@@ -161,8 +161,7 @@ let shazamCatalogCommands: [CommandSpec] = [
                 gives back the same references.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "shazamcatalog", help: "export format (required)"),
-                          OptionSpec(name: "o", value: "FILE", help: "the .shazamcatalog to write"),
-                          OptionSpec(name: "output", value: "FILE", help: "same as -o")],
+                          outputOption(help: "the .shazamcatalog to write (required)")],
                 positional: 0...Int.max, run: runCatalogExport),
 ]
 

@@ -112,4 +112,56 @@ final class UserOutputTests: XCTestCase {
             XCTAssertTrue(points.contains { abs($0 - play.start) < 0.02 }, "no break at \(play.id) \(play.start): \(breaks.stdout)")
         }
     }
+
+    // MARK: - 4. the same option spellings everywhere
+
+    /// `report html` and `report airings` took `--output` but not `-o`; `report counts` took
+    /// neither; the help of `catalog export` and `signature` printed `--o FILE`. Every command
+    /// that writes a file takes `-o/--output` and says so in its help, spelt once.
+    func testEveryCommandThatWritesAFileTakesDashOAndDashDashOutput() throws {
+        for command in [["signature"], ["catalog", "export"], ["report", "airings"], ["report", "counts"], ["report", "html"]] {
+            let help = try CLISupport.run(try CLISupport.soundmarkBinary(), command + ["--help"], in: work)
+            XCTAssertEqual(help.status, 0, help.stderr)
+            XCTAssertTrue(help.stdout.contains("\n  -o, --output FILE"), "\(command): \(help.stdout)")
+            XCTAssertFalse(help.stdout.contains("--o "), "\(command): \(help.stdout)")
+        }
+        // A library of two airings (a monitor event stream imported).
+        let events = path("events.jsonl"), library = path("airings.db")
+        try """
+            {"event":"segment.started","activity_id":"a1","material_id":"spot-a","title":"Spot A","time":10,"position":0}
+            {"event":"segment.ended","activity_id":"a1","material_id":"spot-a","time":40,"position":30}
+            {"event":"segment.started","activity_id":"a2","material_id":"spot-b","time":50,"position":0}
+            {"event":"segment.ended","activity_id":"a2","material_id":"spot-b","time":60,"position":10}
+
+            """.write(toFile: events, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try soundmark("library", "import", "--library", library, "--source", "tv", events).status, 0)
+        for (command, spelling) in [(["report", "airings"], "-o"), (["report", "airings"], "--output"), (["report", "counts"], "-o"),
+                                    (["report", "html"], "-o"), (["report", "html"], "--output=")] {
+            let out = path("\(command[1])-\(spelling.filter { $0.isLetter }).out")
+            let args = command + ["--library", library] + (spelling.hasSuffix("=") ? [spelling + out] : [spelling, out])
+            let r = try CLISupport.run(try CLISupport.soundmarkBinary(), args, in: work)
+            XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", "\(args)")
+            let written = try String(contentsOfFile: out, encoding: .utf8)
+            switch command[1] {
+            case "airings": XCTAssertEqual(written.split(separator: "\r\n").count, 3, written)  // header and two airings
+            case "counts":
+                XCTAssertTrue(written.hasPrefix("reference,title,artist,plays,airtime\r\n"), written)
+                XCTAssertTrue(written.contains("\r\nspot-a,Spot A,,1,30"), written)
+            default: XCTAssertTrue(written.hasPrefix("<!DOCTYPE html>"), String(written.prefix(80)))
+            }
+        }
+        // Both spellings at once are the same option given twice.
+        let twice = try soundmark("report", "counts", "--library", library, "-o", path("a"), "--output", path("b"))
+        XCTAssertEqual(twice.status, 2)
+        XCTAssertTrue(twice.stderr.contains("option --output given twice"), twice.stderr)
+        // signature and catalog export write with -o and with --output.
+        let knolls = Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path
+        for spelling in ["-o", "--output"] {
+            let sig = path("knolls\(spelling.count).smsig")
+            let r = try soundmark("signature", spelling, sig, knolls)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertTrue(FileManager.default.fileExists(atPath: sig), spelling)
+        }
+    }
 }
