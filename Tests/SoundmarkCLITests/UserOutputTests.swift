@@ -164,4 +164,27 @@ final class UserOutputTests: XCTestCase {
             XCTAssertTrue(FileManager.default.fileExists(atPath: sig), spelling)
         }
     }
+
+    // MARK: - 6. errors that name their cause
+
+    /// A PostgreSQL connection failure printed `connection to server at "…", port 55439
+    /// failed`: the host was hidden with the password. It names the host (and the socket, and
+    /// the host name that did not resolve); the password still never appears.
+    func testAPostgresConnectionFailureNamesTheHost() throws {
+        // Port 1 on the loopback: nothing listens there (connection refused at once).
+        let refused = try soundmark("catalog", "list", "--catalog", "postgresql://sm:Se3cret@127.0.0.1:1/soundmark")
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertEqual(refused.stderrLines.count, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.hasPrefix("soundmark: postgresql://sm@127.0.0.1:1/soundmark: cannot read catalog: cannot connect: "
+                                               + "connection to server at \"127.0.0.1\", port 1 failed: Connection refused"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("Se3cret"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("…"), refused.stderr)
+        let socket = try soundmark("catalog", "list", "--catalog", "postgresql://sm@%2Fnonexistent-folder/soundmark")
+        XCTAssertEqual(socket.status, 2, socket.stderr)
+        XCTAssertTrue(socket.stderr.contains("connection to server on socket \"/nonexistent-folder/.s.PGSQL.5432\" failed"), socket.stderr)
+        let unknown = try soundmark("catalog", "list", "--catalog", "postgresql://sm:Se3cret@no-such-host.invalid/soundmark")
+        XCTAssertEqual(unknown.status, 2, unknown.stderr)
+        XCTAssertTrue(unknown.stderr.contains("could not translate host name \"no-such-host.invalid\" to address"), unknown.stderr)
+        XCTAssertFalse(unknown.stderr.contains("Se3cret"), unknown.stderr)
+    }
 }
