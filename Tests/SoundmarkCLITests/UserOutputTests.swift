@@ -187,4 +187,65 @@ final class UserOutputTests: XCTestCase {
         XCTAssertTrue(unknown.stderr.contains("could not translate host name \"no-such-host.invalid\" to address"), unknown.stderr)
         XCTAssertFalse(unknown.stderr.contains("Se3cret"), unknown.stderr)
     }
+
+    // MARK: - 3. sources stored absolute
+
+    /// `catalog add --metadata batch2/tracks.csv` stored `batch2/pirate.ogg`; `catalog export`
+    /// from another folder then failed (after computing the others) with a hint to "add it with
+    /// --shazam" that could not help: re-adding an unchanged file was skipped. Sources are stored
+    /// absolute, a missing one is named before anything is read, and the hint works.
+    func testSourcesAreStoredAbsoluteAndAMissingOneIsNamed() throws {
+        let batch = work.appendingPathComponent("batch2"), elsewhere = work.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: batch, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let pirate = batch.appendingPathComponent("pirate.ogg").path
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("references/wesnoth-battle.ogg").path, toPath: pirate)
+        try "path,id,title\npirate.ogg,pirate,Pirate\n".write(toFile: batch.appendingPathComponent("tracks.csv").path,
+                                                            atomically: true, encoding: .utf8)
+        let add = try soundmark("catalog", "add", "--catalog", "c.db", "--metadata", "batch2/tracks.csv", in: work)
+        XCTAssertEqual(add.status, 0, add.stderr)
+        let db = path("c.db")
+        let show = try soundmark("catalog", "show", "--catalog", db, "--format", "json", "pirate")
+        let stored = try JSONSerialization.jsonObject(with: Data(show.stdout.utf8)) as? [String: Any]
+        // (the working directory as the process sees it: symbolic links resolved)
+        let folder = work.resolvingSymlinksInPath().path
+        XCTAssertEqual(stored?["source"] as? String, folder + "/batch2/pirate.ogg", show.stdout)
+
+        // From another folder: the export reads the source.
+        let exported = try soundmark("catalog", "export", "--catalog", db, "--format", "shazamcatalog", "-o", "p.shazamcatalog", in: elsewhere)
+        XCTAssertEqual(exported.status, 0, exported.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: elsewhere.appendingPathComponent("p.shazamcatalog").path))
+
+        // The file moved: one line names the reference, the missing file and a command that helps.
+        let moved = batch.appendingPathComponent("moved.ogg").path
+        try FileManager.default.moveItem(atPath: pirate, toPath: moved)
+        let missing = try soundmark("catalog", "export", "--catalog", db, "--format", "shazamcatalog", "-o", path("m.shazamcatalog"))
+        XCTAssertEqual(missing.status, 2, missing.stderr)
+        XCTAssertEqual(missing.stderrLines.count, 1, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("no Shazam peaks and no source file to compute them from for 'pirate' (source file '"
+                                              + folder + "/batch2/pirate.ogg' is missing); store them with "
+                                              + "'soundmark catalog add --catalog \(db) --shazam --id ID FILE'"), missing.stderr)
+        XCTAssertTrue(try soundmark("catalog", "show", "--catalog", db, "pirate").stdout.contains("/batch2/pirate.ogg  (missing)\n"))
+        // The hint helps, for the moved file (same content, new path)...
+        let again = try soundmark("catalog", "add", "--catalog", db, "--shazam", "--id", "pirate", moved)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.hasPrefix("pirate: Shazam peaks stored\n"), again.stderr)
+        let fixed = try soundmark("catalog", "export", "--catalog", db, "--format", "shazamcatalog", "-o", path("m.shazamcatalog"))
+        XCTAssertEqual(fixed.status, 0, fixed.stderr)
+        // ...and for a file added earlier, unchanged at its path.
+        let other = try soundmark("catalog", "add", "--catalog", db, Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path)
+        XCTAssertEqual(other.status, 0, other.stderr)
+        let unchanged = try soundmark("catalog", "add", "--catalog", db, "--shazam",
+                                      Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path)
+        XCTAssertTrue(unchanged.stderr.hasPrefix("wesnoth-knolls: Shazam peaks stored\n"), unchanged.stderr)
+
+        // A relative source stored by an older soundmark is named as such.
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else { return }
+        let update = try CLISupport.run("/usr/bin/sqlite3", [db, "DELETE FROM shazam_signature; UPDATE reference SET source = 'batch2/moved.ogg' WHERE id = 'pirate'"], in: work)
+        XCTAssertEqual(update.status, 0, update.stderr)
+        let relative = try soundmark("catalog", "export", "--catalog", db, "--format", "shazamcatalog", "-o", path("r.shazamcatalog"), in: elsewhere)
+        XCTAssertEqual(relative.status, 2, relative.stderr)
+        XCTAssertTrue(relative.stderr.contains("'pirate' (source file 'batch2/moved.ogg' is missing here (stored relative to the folder catalog add ran in))"),
+                      relative.stderr)
+    }
 }
