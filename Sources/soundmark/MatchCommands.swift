@@ -548,7 +548,9 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     length limit.
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
-    stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
+    stretch replays its cues; a segment in which no annotation aired is one cue of its own, so no
+    play is hidden (stderr names those segments and counts the annotations left out).
+    Exit code 0 when something was found, 1 when nothing was, 2 on error.
     Each recording is decoded on one thread, fingerprinted on another and matched on a third. Several recordings are scanned
     --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one
     object per line); a recording that fails is reported and the others go on (exit 1 when some failed or

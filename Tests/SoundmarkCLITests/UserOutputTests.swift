@@ -113,6 +113,22 @@ final class UserOutputTests: XCTestCase {
         }
     }
 
+    /// What the annotation cues leave out is said on stderr: 10–30 s of wesnoth-knolls airs 5
+    /// of its 9 annotations; the other 4 are counted on one line (`--verbose` lists them).
+    func testAnnotationsThatDidNotAirAreCountedOnStderr() throws {
+        let db = try annotatedCatalog()
+        let part = path("part.wav")
+        let cut = try CLISupport.run("/usr/bin/ffmpeg", ["-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-ss", "10", "-t", "20", "-i",
+                                                         Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path, part], in: work)
+        XCTAssertEqual(cut.status, 0, cut.stderr)
+        let srt = try soundmark("scan", "--catalog", db, "--format", "srt", part)
+        XCTAssertEqual(srt.status, 0, srt.stderr)
+        let cues = try AnnotationReader.parse(Data(srt.stdout.utf8), name: "part.srt", format: .srt).annotations
+        XCTAssertEqual(cues.map(\.text), ["Theme, first statement", "Theme answered by the horns", "Crescendo", "Quiet bridge",
+                                          "Theme returns, fuller"])
+        XCTAssertEqual(srt.stderr, "soundmark: \(part): 4 annotation(s) of wesnoth-knolls not aired, left out (--verbose lists them)\n")
+    }
+
     // MARK: - 4. the same option spellings everywhere
 
     /// `report html` and `report airings` took `--output` but not `-o`; `report counts` took
