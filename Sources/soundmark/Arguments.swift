@@ -8,6 +8,8 @@ struct OptionSpec {
     let value: String?        // placeholder shown in help; nil for a flag
     let help: String
     var repeatable = false
+    /// The one-letter spelling (`-o` for `--output`), when the option has one.
+    var short: Character? = nil
 
     /// The accepted values when the placeholder lists them (`text|json`), else nil.
     var choices: [String]? {
@@ -63,9 +65,12 @@ func parse(_ args: [String], for spec: CommandSpec) throws -> ParsedArguments {
             inline = String(name[name.index(after: eq)...])
             name = String(name[..<eq])
         }
-        guard let option = spec.options.first(where: { $0.name == name }) else {
+        // `-o` is a short spelling; `--name` (or `-name`) a long one.
+        let short = !arg.hasPrefix("--") && name.count == 1 ? name.first : nil
+        guard let option = spec.options.first(where: { short != nil ? $0.short == short : $0.name == name }) else {
             throw UsageError(message: "unknown option '\(arg)' for '\(spec.words.joined(separator: " "))'")
         }
+        name = option.name
         if option.value == nil {
             guard inline == nil else { throw UsageError(message: "option --\(name) takes no value") }
             result.flags.insert(name)
@@ -104,7 +109,7 @@ func helpText(_ spec: CommandSpec) -> String {
     if !spec.options.isEmpty {
         lines += ["", "options:"]
         for o in spec.options {
-            let head = "  --\(o.name)" + (o.value.map { " \($0)" } ?? "")
+            let head = "  " + (o.short.map { "-\($0), " } ?? "") + "--\(o.name)" + (o.value.map { " \($0)" } ?? "")
             lines.append(head.padding(toLength: max(head.count + 2, 28), withPad: " ", startingAt: 0) + o.help)
         }
         lines.append("  --help                    show this help")
@@ -146,3 +151,9 @@ func wholeNumberOption(_ args: ParsedArguments, _ name: String, in range: Closed
 /// The longest duration any seconds option accepts (a day): longer waits, polls or minimum
 /// durations are mistakes, and far larger ones overflow the time arithmetic they feed.
 let longestOptionSeconds = 86_400.0
+
+/// `-o/--output PLACEHOLDER`: the file a command writes (every command that writes a file
+/// takes it, spelt the same way; `-` is standard output).
+func outputOption(_ placeholder: String = "FILE", help: String) -> OptionSpec {
+    OptionSpec(name: "output", value: placeholder, help: help, short: "o")
+}

@@ -415,7 +415,14 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
             let annotations = try sharedAnnotations ?? row?.annotations.map { try readAnnotations($0, encoding: args.value("encoding")) }
             let given = (title: args.value("title") ?? row?.title, subtitle: args.value("subtitle") ?? row?.subtitle,
                          artist: args.value("artist") ?? row?.artist)
-            let source = input.path == "-" ? nil : input.path
+            // Stored absolute: the catalog is read from other folders (catalog export needs the file).
+            let source = input.path == "-" ? nil : absolutePath(input.path)
+            /// With --shazam, a file already in the catalog gets the Shazam peaks it lacks.
+            func addMissingShazamPeaks(_ id: String) throws {
+                guard args.has("shazam"), try !catalog.hasShazamSignature(id: id) else { return }
+                try storeShazamPeaks(of: input.path, id: id, in: catalog)
+                FileHandle.standardError.write(Data("\(id): Shazam peaks stored\n".utf8))
+            }
             /// The stored item with the explicitly given fields on top (the file, hence its tags, did not change).
             func refreshed(_ stored: MediaItem) -> MediaItem {
                 var item = stored
@@ -428,6 +435,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
             // Cheap paths: the same file unchanged (size and time), or the same content (digest).
             if let source, let known = try catalog.reference(unchangedAt: source), explicitID == nil || explicitID == known.item.id {
                 let outcome = try catalog.updateMetadata(refreshed(known.item), annotations: annotations)
+                try addMissingShazamPeaks(known.item.id)
                 progress.finish()
                 report(known.item.id, outcome, known.duration, input.path)
                 progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
@@ -439,6 +447,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                 let mine = same.first { $0.item.id == (explicitID ?? input.id) } ?? (explicitID == nil ? same.first { $0.source == source } : nil)
                 if let mine {
                     let outcome = try catalog.updateMetadata(refreshed(mine.item), annotations: annotations, source: source, file: stamp)
+                    try addMissingShazamPeaks(mine.item.id)
                     progress.finish()
                     report(mine.item.id, outcome, mine.duration, input.path)
                     progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: false)
@@ -593,7 +602,7 @@ func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
     print("artist:    \(r.item.artist ?? "")")
     print("duration:  \(formatClock(r.duration)) (\(String(format: "%.3f", r.duration)) s)")
     print("postings:  \(r.postingCount) (\(r.postingBytes) bytes)")
-    if let s = r.source { print("source:    \(s)") }
+    if let s = r.source { print("source:    \(s)" + (missingSource(s) == nil ? "" : "  (missing)")) }
     if let m = try catalog.marker(id: id) { print("marker:    \(describePayload(m))") }
     for (k, v) in r.item.properties.sorted(by: { $0.key < $1.key }) { print("property:  \(k)=\(v)") }
     print("annotations: \(annotations.count)")

@@ -222,26 +222,31 @@ func airingJSONText(_ a: Airing, digests: [Int64: String]) -> String {
     return t
 }
 
-/// Writes airings as text, CSV or JSON.
+/// Writes airings as text, CSV or JSON to standard output.
 func printAirings(_ airings: [Airing], format: String, library: Library) throws {
+    try writeAirings(airings, format: format, library: library) { fputs($0, stdout) }
+}
+
+/// Airings as text, CSV or JSON, handed to `emit` in pieces of about 64 KB.
+func writeAirings(_ airings: [Airing], format: String, library: Library, emit: (String) -> Void) throws {
     let digests = try library.recordingDigests()
     switch format {
     case "csv":
-        fputs(CueWriter.csv(header: airingColumns, rows: []), stdout)
+        emit(CueWriter.csv(header: airingColumns, rows: []))
         var out = ""
         for a in airings {
             out += CueWriter.csv(header: [], rows: [airingRow(a, digests: digests)])
-            if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
+            if out.utf8.count > 1 << 16 { emit(out); out.removeAll(keepingCapacity: true) }
         }
-        fputs(out, stdout)
+        emit(out)
     case "json":
         var out = "{\"airings\":["
         for (i, a) in airings.enumerated() {
             if i > 0 { out += "," }
             out += airingJSONText(a, digests: digests)
-            if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
+            if out.utf8.count > 1 << 16 { emit(out); out.removeAll(keepingCapacity: true) }
         }
-        fputs(out + "]}\n", stdout)
+        emit(out + "]}\n")
     default:
         // One buffer written in 64 KB pieces: print() per line costs more than the line's text.
         var out = ""
@@ -257,10 +262,10 @@ func printAirings(_ airings: [Airing], format: String, library: Library) throws 
             out += TimeText.clock(a.referenceStart, milliseconds: true); out += ", confidence "; out += TimeText.fixed(a.confidence, 2)
             if let m = a.marker { out += ", marker "; out += "\(m)" }
             out += "\n"
-            if out.utf8.count > 1 << 16 { fputs(out, stdout); out.removeAll(keepingCapacity: true) }
+            if out.utf8.count > 1 << 16 { emit(out); out.removeAll(keepingCapacity: true) }
         }
-        fputs(out, stdout)
-        if airings.isEmpty { print("no airings") }
+        emit(out)
+        if airings.isEmpty { emit("no airings\n") }
     }
 }
 

@@ -376,14 +376,23 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         try target.record(library, name: source, digest: digest, duration: duration, airings: airings, verbose: args.has("verbose"))
     }
     // Annotations of every reference found, mapped through the alignment map.
-    let mapped = try mappedAnnotations(segments, duration: duration, catalog: catalog, index: index) { id, a in
+    var droppedCount: [String: Int] = [:]
+    let annotations = try referenceAnnotations(segments, catalog: catalog, index: index)
+    let mapped = mappedAnnotations(segments, duration: duration, annotations: annotations, index: index) { id, a in
+        droppedCount[id, default: 0] += 1
         guard args.has("verbose") else { return }
         warn(String(format: "%@: annotation %.3f–%.3f s not aired, dropped: %@", id, a.start, a.end,
                     a.text.replacingOccurrences(of: "\n", with: " / ")))
     }
+    // With annotations, every segment still has cues: its aired annotations, else one cue of
+    // its own; so no cue (nor CUE track) spans another play.
     let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
-    let cues = useAnnotations ? mapped.map(\.cue)
-        : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline()) }
+    let map = AlignmentMap(segments: segments, recordingDuration: duration)
+    let play = map.playCues(annotations: annotations, segmentText: { $0.item.byline() })
+    let cues = useAnnotations ? play.cues : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline()) }
+    if useAnnotations && ["srt", "vtt", "ass", "cue", "audacity"].contains(format) {
+        for note in annotationCueNotes(source, play: play, map: map, dropped: droppedCount, verbose: args.has("verbose")) { printError(note) }
+    }
     if args.has("verbose") {
         printError(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
     }
@@ -420,9 +429,21 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
         // An unidentified lead-in gets a track of its own and a stretch between segments is the
         // next segment's pregap, so that split tools break at every segment start.
-        let tracks = useAnnotations ? cues.map { CueSheetTrack(start: $0.start, title: plainText($0.text), performer: nil) }
-            : segments.map { CueSheetTrack(start: $0.start, title: $0.item.displayTitle, performer: MediaItem.nonBlank($0.item.artist), end: $0.end) }
-        print(CueWriter.cueSheet(file: file, tracks: tracks, gapTitle: useAnnotations ? "(no cue)" : CueWriter.unidentifiedTitle),
+        // Every track ends where its cue ends: what follows up to the next track is that track's
+        // pregap, never a stretch of the previous one.
+        func segmentTrack(_ s: Segment, _ start: Double, _ end: Double) -> CueSheetTrack {
+            CueSheetTrack(start: start, title: s.item.displayTitle, performer: MediaItem.nonBlank(s.item.artist), end: end)
+        }
+        let tracks = useAnnotations
+            ? zip(play.cues, play.segmentIndices).map { cue, n in
+                play.segmentCues.contains(n) ? segmentTrack(map.segments[n], cue.start, cue.end)
+                    : CueSheetTrack(start: cue.start, title: plainText(cue.text), performer: nil, end: cue.end)
+            }
+            : segments.map { segmentTrack($0, $0.start, $0.end) }
+        // A lead-in is "(no cue)" when part of a play is in it, else unidentified audio.
+        let firstStart = tracks.map(\.start).min()
+        let leadInPlays = useAnnotations && firstStart.map { f in map.segments.contains { $0.start < f } } ?? false
+        print(CueWriter.cueSheet(file: file, tracks: tracks, gapTitle: leadInPlays ? "(no cue)" : CueWriter.unidentifiedTitle),
               terminator: "")
     default:
         for (i, s) in segments.enumerated() {
@@ -453,24 +474,58 @@ func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: 
     return JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)), ("cues", .array(cueJSON))])
 }
 
+/// The annotations of every reference found in `segments`, by reference index (references
+/// without annotations are left out).
+func referenceAnnotations(_ segments: [Segment], catalog: Catalog, index: CatalogIndex) throws -> [Int: [Annotation]] {
+    var annotations: [Int: [Annotation]] = [:]
+    for ref in Set(segments.map(\.referenceIndex)) {
+        let list = try catalog.annotations(id: index.references[ref].item.id)
+        if !list.isEmpty { annotations[ref] = list }
+    }
+    return annotations
+}
+
 /// The annotations of every reference found in `segments`, mapped into recording time through
-/// the segments' alignment map, ordered by start (what scan's cues and JSON report hold).
+/// the segments' alignment map, ordered by start (what scan's JSON report holds).
 /// `dropped(id, annotation)` receives each annotation of reference `id` that lies wholly in
 /// reference time that did not air.
 func mappedAnnotations(_ segments: [Segment], duration: Double, catalog: Catalog, index: CatalogIndex,
                        dropped: (String, Annotation) -> Void = { _, _ in }) throws -> [(id: String, cue: Cue)] {
+    mappedAnnotations(segments, duration: duration, annotations: try referenceAnnotations(segments, catalog: catalog, index: index),
+                      index: index, dropped: dropped)
+}
+
+/// ``mappedAnnotations(_:duration:catalog:index:dropped:)`` with the annotations already read.
+func mappedAnnotations(_ segments: [Segment], duration: Double, annotations: [Int: [Annotation]], index: CatalogIndex,
+                       dropped: (String, Annotation) -> Void = { _, _ in }) -> [(id: String, cue: Cue)] {
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
     var mapped: [(id: String, cue: Cue)] = []
-    for ref in Set(segments.map(\.referenceIndex)).sorted() {
+    for ref in annotations.keys.sorted() {
         let id = index.references[ref].item.id
-        let annotations = try catalog.annotations(id: id)
-        guard !annotations.isEmpty else { continue }
-        let result = map.cues(for: annotations, referenceIndex: ref)
+        let result = map.cues(for: annotations[ref]!, referenceIndex: ref)
         mapped += result.cues.map { (id, $0) }
         for a in result.dropped { dropped(id, a) }
     }
     mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
     return mapped
+}
+
+/// The stderr lines of `scan`'s annotation cues: which segments are one cue each (no
+/// annotation of theirs aired) and, without `verbose` (which lists them one by one), how many
+/// annotations of each reference were left out because their stretch did not air.
+func annotationCueNotes(_ source: String, play: AlignmentMap.PlayCues, map: AlignmentMap,
+                        dropped: [String: Int], verbose: Bool) -> [String] {
+    var notes: [String] = []
+    if !play.segmentCues.isEmpty {
+        let who = play.segmentCues.map { String(format: "%@ at %@", map.segments[$0].item.id, formatClock(map.segments[$0].start)) }
+        notes.append("\(source): \(who.count) segment(s) without annotations are one cue each: \(who.joined(separator: ", "))")
+    }
+    if !verbose {
+        for (id, n) in dropped.sorted(by: { $0.key < $1.key }) {
+            notes.append("\(source): \(n) annotation(s) of \(id) not aired, left out (--verbose lists them)")
+        }
+    }
+    return notes
 }
 
 extension Segment {
@@ -498,7 +553,9 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     length limit.
     Annotations of the references found are mapped into recording time through the segments: a cue cut
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
-    stretch replays its cues. Exit code 0 when something was found, 1 when nothing was, 2 on error.
+    stretch replays its cues; a segment in which no annotation aired is one cue of its own, so no
+    play is hidden (stderr names those segments and counts the annotations left out).
+    Exit code 0 when something was found, 1 when nothing was, 2 on error.
     Each recording is decoded on one thread, fingerprinted on another and matched on a third. Several recordings are scanned
     --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one
     object per line); a recording that fails is reported and the others go on (exit 1 when some failed or
@@ -508,7 +565,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
               OptionSpec(name: "format", value: scanFormats.joined(separator: "|"), help: "output format (default: setlist)"),
               minimumDurationOption, falseAlarmsOption,
               OptionSpec(name: "cues", value: "annotations|segments",
-                         help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time, or one per segment (default: annotations when any matched reference has them)"),
+                         help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time (a segment without any: one cue of its own), or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
               streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption, jobsOption],
     positional: 1...Int.max, run: runScan)

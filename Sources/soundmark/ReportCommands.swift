@@ -8,8 +8,12 @@ func runReportAirings(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "csv"
     if format == "html" {
         try writeReport(ReportHTML.page(airings, title: "soundmark airings", recordingNames: try recordingNames(library)), args)
-    } else {
+    } else if args.value("output") ?? "-" == "-" {
         try printAirings(airings, format: format, library: library)
+    } else {
+        var text = ""
+        try writeAirings(airings, format: format, library: library) { text += $0 }
+        try writeReport(text, args)
     }
     return Exit.ok
 }
@@ -52,18 +56,18 @@ func runReportCounts(_ args: ParsedArguments) throws -> Int32 {
                         ("plays", .integer(c.plays)), ("airtime", .seconds(c.airtime))]
             return .object(members)
         }
-        print(JSONOutput.object([("by", .string(by.rawValue)), ("counts", .array(rows))]).text)
+        try writeReport(JSONOutput.object([("by", .string(by.rawValue)), ("counts", .array(rows))]).text + "\n", args)
     } else {
         let header = (groupName.map { [$0] } ?? []) + ["reference", "title", "artist", "plays", "airtime"]
         let rows = counts.map { c in
             (groupName == nil ? [] : [c.group ?? ""]) + [c.reference, c.title ?? "", c.artist ?? "", "\(c.plays)", csvSeconds(c.airtime)]
         }
-        print(CueWriter.csv(header: header, rows: rows), terminator: "")
+        try writeReport(CueWriter.csv(header: header, rows: rows), args)
     }
     return Exit.ok
 }
 
-let reportOutputOption = OptionSpec(name: "output", value: "FILE", help: "write the report to FILE instead of stdout")
+let reportOutputOption = outputOption(help: "write the report to FILE instead of stdout (-: stdout)")
 
 /// The `report …` commands.
 let reportCommands: [CommandSpec] = [
@@ -86,7 +90,7 @@ let reportCommands: [CommandSpec] = [
                 or only the reference. Columns: the group, reference, title, artist, plays, airtime (seconds).
                 """,
                 options: [libraryOption, OptionSpec(name: "by", value: "day|week|source|reference", help: "grouping: per reference and day, week or source, or per reference over the whole library (default: reference)")]
-                    + libraryFilterOptions + [OptionSpec(name: "format", value: "csv|json", help: "output format (default: csv)")],
+                    + libraryFilterOptions + [OptionSpec(name: "format", value: "csv|json", help: "output format (default: csv)"), reportOutputOption],
                 positional: 0...0, run: runReportCounts),
     CommandSpec(words: ["report", "html"], usage: "", summary: "one self-contained HTML page: timelines, summary table, alignment plots",
                 details: """

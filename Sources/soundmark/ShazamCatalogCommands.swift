@@ -95,7 +95,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
 
 func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
     guard args.value("format") == "shazamcatalog" else { throw UsageError(message: "--format shazamcatalog is required (the only export format)") }
-    guard let output = args.value("o") ?? args.value("output") else { throw UsageError(message: "-o FILE is required") }
+    guard let output = args.value("output") else { throw UsageError(message: "-o/--output FILE is required") }
     let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let stored = try catalog.shazamSignatures()
     var refs = try catalog.references()
@@ -105,6 +105,17 @@ func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
             throw SoundmarkError.unknownReference(path: catalog.path, id: id)
         }
         refs = refs.filter { wanted.contains($0.item.id) }
+    }
+    // Every reference that needs its source file has it, checked before any is read.
+    let unreadable = refs.compactMap { ref -> String? in
+        guard stored[ref.item.id] == nil else { return nil }
+        guard let source = ref.source else { return "'\(ref.item.id)' (added from standard input: no source file)" }
+        return missingSource(source).map { "'\(ref.item.id)' (source file \($0))" }
+    }
+    if !unreadable.isEmpty {
+        throw SignatureReadError(message: "\(catalog.path): no Shazam peaks and no source file to compute them from for "
+                                 + "\(unreadable.joined(separator: ", ")); store them with 'soundmark catalog add --catalog "
+                                 + "\(args.value("catalog")!) --shazam --id ID FILE'")
     }
     var entries: [ShazamCatalog.Entry] = []
     for ref in refs {
@@ -116,11 +127,11 @@ func runCatalogExport(_ args: ParsedArguments) throws -> Int32 {
             // the audio the reference was made from (same size and content digest).
             guard let stamp = FileStamp.of(path: source),
                   try catalog.references(withContentOf: stamp).contains(where: { $0.item.id == ref.item.id }) else {
-                throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file '\(source)' has changed since it was added (add it again with --shazam)")
+                throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file '\(source)' has changed since it was added (add it again with --shazam --id \(ref.item.id))")
             }
             signature = try ShazamPeakGenerator.signature(ofMedia: source, warning: { warn($0) })
         } else {
-            throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file \(ref.source.map { "'\($0)' " } ?? "")is not available (add it with --shazam)")
+            throw SignatureReadError(message: "\(catalog.path): reference '\(ref.item.id)' has no Shazam peaks and its source file \(ref.source.map { "'\($0)' " } ?? "")is not available (add it again with --shazam --id \(ref.item.id))")
         }
         var properties = ref.item.properties
         var other: [String: String] = [:]
@@ -161,8 +172,7 @@ let shazamCatalogCommands: [CommandSpec] = [
                 gives back the same references.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "shazamcatalog", help: "export format (required)"),
-                          OptionSpec(name: "o", value: "FILE", help: "the .shazamcatalog to write"),
-                          OptionSpec(name: "output", value: "FILE", help: "same as -o")],
+                          outputOption(help: "the .shazamcatalog to write (required)")],
                 positional: 0...Int.max, run: runCatalogExport),
 ]
 
@@ -175,4 +185,14 @@ func storeShazamPeaks(of path: String, id: String, in catalog: Catalog) throws {
     guard path != "-" else { throw SignatureReadError(message: "-: Shazam peaks need a file or URL (standard input is read once)") }
     let signature = try ShazamPeakGenerator.signature(ofMedia: path, warning: { warn($0) })
     try catalog.setShazamSignature(signature, forReference: id)
+}
+
+/// Why a reference's stored source `source` cannot be read now ("'PATH' is missing"), or nil
+/// when the file is there (or it is a URL). A relative path was stored by a soundmark before
+/// sources were stored absolute: it is relative to the folder `catalog add` ran in, and the
+/// note says so.
+func missingSource(_ source: String) -> String? {
+    if source.contains("://") || FileManager.default.fileExists(atPath: source) { return nil }
+    return source.hasPrefix("/") ? "'\(source)' is missing"
+        : "'\(source)' is missing here (stored relative to the folder catalog add ran in)"
 }

@@ -78,8 +78,7 @@ let signatureCommands: [CommandSpec] = [
                 named after the input; -o FILE for one input, -o DIR/ for several, -o - for standard output.
                 """,
                 options: [OptionSpec(name: "format", value: "soundmark|shazam", help: "signature format (default: soundmark)"),
-                          OptionSpec(name: "o", value: "FILE_OR_DIR", help: "output file, directory (ending in /) or - (default: the current directory)"),
-                          OptionSpec(name: "output", value: "FILE_OR_DIR", help: "same as -o"),
+                          outputOption("FILE_OR_DIR", help: "output file, directory (ending in /) or - (default: the current directory)"),
                           OptionSpec(name: "catalog", value: "FILE", help: "use this catalog's fingerprint configuration (default: the built-in one)"),
                           streamOption, languageOption, verboseStreamOption],
                 positional: 1...Int.max, run: runSignature),
@@ -166,8 +165,7 @@ func signatureOutputPath(for source: String, output: String?, inputs: Int, ext: 
 
 func runSignature(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "soundmark"
-    let output = args.value("o") ?? args.value("output")
-    if args.value("o") != nil && args.value("output") != nil { throw UsageError(message: "give -o or --output, not both") }
+    let output = args.value("output")
     var configuration = Configuration()
     if let path = args.value("catalog") { configuration = try openCatalog(path, readOnly: true).configuration }
     var failed = 0

@@ -57,7 +57,9 @@ func main() -> Int32 {
         return args.isEmpty ? Exit.error : Exit.ok
     }
     if args == ["--version"] {
-        print("soundmark \(soundmarkVersion) (format \(Configuration.formatVersion))")
+        // Every versioned format, named: the numbers a file of another build is checked against.
+        print("soundmark \(soundmarkVersion) (catalog format \(Catalog.formatVersion), fingerprint format \(Configuration.formatVersion), "
+              + "library format \(Library.formatVersion), signature file \(SignatureFile.fileVersion), marker format \(MarkerFormat.current.version))")
         return Exit.ok
     }
     let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }

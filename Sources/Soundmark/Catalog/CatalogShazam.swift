@@ -39,6 +39,18 @@ extension Catalog {
         }
     }
 
+    /// Whether reference `id` has Shazam peaks stored (`catalog add --shazam` or `catalog import`).
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when SQLite fails.
+    public func hasShazamSignature(id: String) throws -> Bool {
+        do {
+            guard try hasShazamTable() else { return false }
+            let q = try db.prepare("SELECT count(*) FROM shazam_signature WHERE id = ?").bind(id)
+            return try q.step() && q.int(0) > 0
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+
     /// Every stored Shazam signature by reference id (empty when there are none).
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when one does not read
     ///   (its CRC-32 fails: the file is damaged).

@@ -87,12 +87,17 @@ public struct PostgresLocation: Sendable, Equatable {
                 text.append(c)
             }
         }
-        if let scheme = uri.range(of: "://"), let at = uri[scheme.upperBound...].lastIndex(of: "@"),
-           let colon = uri[scheme.upperBound..<at].firstIndex(of: ":") {
-            let password = String(uri[uri.index(after: colon)..<at])
-            if !password.isEmpty { text = text.replacingOccurrences(of: password, with: "***") }
-        }
-        return text
+        return maskingPassword(text, uri: uri)
+    }
+
+    /// `message` with every occurrence of `uri`'s password (between `://`, `:` and `@`) masked
+    /// as `***`, and nothing else changed: for libpq's messages about a connection, whose quoted
+    /// text is the host, socket folder, user or database the user needs to see, never the URI.
+    static func maskingPassword(_ message: String, uri: String) -> String {
+        guard let scheme = uri.range(of: "://"), let at = uri[scheme.upperBound...].lastIndex(of: "@"),
+              let colon = uri[scheme.upperBound..<at].firstIndex(of: ":") else { return message }
+        let password = String(uri[uri.index(after: colon)..<at])
+        return password.isEmpty ? message : message.replacingOccurrences(of: password, with: "***")
     }
 
     /// A URI with anything between `://` and `@` after a `:` (the password) and its query
@@ -192,7 +197,10 @@ public final class PostgresConnection {
         // A connection string is the URI; libpq reads PGPASSWORD and ~/.pgpass itself.
         handle = PQconnectdb(location.uri)
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
-            let why = handle.map { PostgresLocation.scrubbed(oneLine(String(cString: PQerrorMessage($0))), uri: location.uri) } ?? "out of memory"
+            // The host, socket or database in libpq's quotes is the cause the user needs (it is
+            // never the URI here: the URI was parsed already), so only the password is masked.
+            let why = handle.map { PostgresLocation.maskingPassword(oneLine(String(cString: PQerrorMessage($0))), uri: location.uri) }
+                ?? "out of memory"
             PQfinish(handle)
             self.handle = nil
             throw PostgresFailure(message: "cannot connect: \(why)", sqlState: "", connectionLost: true)

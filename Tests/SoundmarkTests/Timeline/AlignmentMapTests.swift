@@ -63,4 +63,20 @@ final class AlignmentMapTests: XCTestCase {
     func testOtherReferencesAreNotMapped() {
         XCTAssertEqual(map.cues(for: [Annotation(start: 2, end: 4, text: "a")], referenceIndex: 1).cues, [])
     }
+
+    /// Issue 39.1: one annotated reference among plays of others. Each play keeps cues, and no
+    /// cue leaves its own segment (the annotation running past the programme's end is clipped).
+    func testPlayCuesGiveEveryUnannotatedSegmentACueOfItsOwn() {
+        let other = MediaItem(id: "jingle", title: "Jingle")
+        let jingle = Segment(referenceIndex: 1, item: other, start: 40, end: 60, referenceStart: 0, referenceEnd: 20,
+                             frequencySkew: 0, timeScale: 1, confidence: 1, hits: 100)
+        let map = AlignmentMap(segments: [piece(10, 40, from: 0), jingle, piece(60, 80, from: 40)], recordingDuration: 86)
+        let play = map.playCues(annotations: [0: [Annotation(start: 25, end: 35, text: "runs past the cut"),
+                                                  Annotation(start: 70, end: 75, text: "never aired")]],
+                                segmentText: { $0.item.displayTitle })
+        XCTAssertEqual(play.cues, [Cue(start: 35, end: 40, text: "runs past the cut"), Cue(start: 40, end: 60, text: "Jingle"),
+                                   Cue(start: 60, end: 80, text: "programme")])
+        XCTAssertEqual(play.segmentIndices, [0, 1, 2])
+        XCTAssertEqual(play.segmentCues, [1, 2])
+    }
 }
