@@ -35,6 +35,38 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(r.stderr, message + "\n", file: file, line: line)
     }
 
+    // MARK: - 4. symbolic links
+
+    /// `catalog add linkdir` (a symlink to a folder of WAVs) said "no media files found" (rc 2)
+    /// and a symlinked subfolder inside a walked folder was skipped without a message: links are
+    /// followed as `find -L` follows them, a link back to a folder being walked is named once.
+    func testSymbolicLinksAreFollowedWithALoopGuard() throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: path("folder"), withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: path("elsewhere/inner"), withIntermediateDirectories: true)
+        try fm.moveItem(atPath: try tone("a.wav", seconds: 4), toPath: path("folder/a.wav"))
+        try fm.moveItem(atPath: try tone("b.wav", seconds: 5), toPath: path("elsewhere/inner/b.wav"))
+        try fm.moveItem(atPath: try tone("c.wav", seconds: 6), toPath: path("elsewhere/c.wav"))
+        try fm.createSymbolicLink(atPath: path("linkdir"), withDestinationPath: path("folder"))
+        try fm.createSymbolicLink(atPath: path("folder/sub"), withDestinationPath: path("elsewhere"))
+        try fm.createSymbolicLink(atPath: path("elsewhere/inner/loop"), withDestinationPath: path("elsewhere"))
+        try fm.createSymbolicLink(atPath: path("folder/dangling.wav"), withDestinationPath: path("gone.wav"))
+        let catalog = path("c.db")
+        let r = try soundmark(["catalog", "add", "--allow-duplicates", "--catalog", catalog, "linkdir"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderrLines.filter { $0.contains("loop") },
+                       ["soundmark: \(path("linkdir/sub/inner/loop")): skipped, a symbolic link back to a folder it is inside (a loop)"])
+        let list = try soundmark(["catalog", "list", "--catalog", catalog, "--format", "json"])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        let root = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any]
+        let references = root?["references"] as? [[String: Any]] ?? []
+        XCTAssertEqual(references.compactMap { $0["id"] as? String }.sorted(), ["a", "sub-c", "sub-inner-b"])
+        XCTAssertEqual(references.compactMap { $0["duration"] as? Double }.sorted(), [4, 5, 6])
+        // The sources are the paths through the links, as `find -L linkdir` prints them.
+        let show = try soundmark(["catalog", "show", "--catalog", catalog, "sub-inner-b"])
+        XCTAssertTrue(show.stdout.contains(path("linkdir/sub/inner/b.wav")), show.stdout)
+    }
+
     // MARK: - 7. numeric options
 
     /// `monitor --catalog-poll 1e10` exited 132 (SIGILL: the poll's deadline overflowed); every
