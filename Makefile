@@ -7,7 +7,7 @@ DEB_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswres
 SOUNDMARK := .build/release/soundmark
 DEMO_CATALOG := .build/demo/catalog.db
 
-.PHONY: deps build demo test browser-check fuzz fuzz-smoke clean
+.PHONY: deps build demo test browser-check fuzz fuzz-smoke hostile clean
 
 deps:
 	@missing=$$(for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
@@ -49,6 +49,12 @@ fuzz: deps
 # The short run CI does: each target for 10 s.
 fuzz-smoke: deps
 	scripts/fuzz.sh 10
+
+# Every command over malformed media, subtitle, event, signature and option inputs (fixed and
+# generated mutations, every numeric option of --help at and past its range) under timeout:
+# fails on a signal exit, a hang over 30 s or a changed catalog; prints the counts. Not in `make test`.
+hostile: build
+	scripts/hostile-inputs.sh
 
 clean:
 	rm -rf .build

@@ -17,6 +17,9 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
     case idInUse(path: String, id: String, source: String?)
     /// The audio gave no landmarks (silence, or shorter than a second).
     case noLandmarks(path: String)
+    /// A signature that holds no audio (a Shazam signature whose header records 0 samples):
+    /// the file and why.
+    case emptySignature(path: String, reason: String)
     /// An annotation to store has a time that is not finite, negative, after
     /// ``Annotation/maximumTime`` or an end before its start: catalog path, reference id,
     /// the annotation's 0-based index and the offending times.
@@ -36,6 +39,7 @@ public enum SoundmarkError: Error, LocalizedError, Equatable {
         case .idInUse(let path, let id, let source):
             return "\(path): id '\(id)' already names other audio\(source.map { " (\($0))" } ?? ""); pass --id to choose another id or to replace it"
         case .noLandmarks(let path): return "\(path): no audio content to fingerprint (silent or too short)"
+        case .emptySignature(let path, let why): return "\(path): \(why)"
         case .annotationOutOfRange(let path, let id, let index, let start, let end):
             return "\(path): annotation \(index + 1) of '\(id)' (\(start)–\(end) s) is out of range: times must be 0…\(Int(Annotation.maximumTime)) s with end >= start"
         case .referenceTooLong(let path, let duration, let limit):

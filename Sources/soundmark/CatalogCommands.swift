@@ -76,6 +76,39 @@ struct MediaInput {
     var id: String { defaultID + suffix }
 }
 
+/// The media files (by ``mediaExtensions``) under the folder `root`, as paths through `root`:
+/// symbolic links are followed as `find -L` does, to files and to folders, the folder `root`
+/// itself included. A link back to a folder being walked (a loop) is not entered again and is
+/// named on stderr; a dangling link is skipped silently, as `find -L` lists it but reads nothing.
+func mediaFiles(under root: String) -> [String] {
+    var found: [String] = []
+    /// (device, inode) of the folders from `root` down to the one being read.
+    var ancestors: [(dev_t, ino_t)] = []
+    func walk(_ folder: String) {
+        var st = stat()
+        guard stat(folder, &st) == 0 else { return }
+        if ancestors.contains(where: { $0.0 == st.st_dev && $0.1 == st.st_ino }) {
+            printError("\(folder): skipped, a symbolic link back to a folder it is inside (a loop)")
+            return
+        }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+        ancestors.append((st.st_dev, st.st_ino))
+        defer { ancestors.removeLast() }
+        for name in names.sorted() {
+            let full = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+            var entry = stat()
+            guard stat(full, &entry) == 0 else { continue }  // dangling link, or vanished
+            if (entry.st_mode & S_IFMT) == S_IFDIR {
+                walk(full)
+            } else if (entry.st_mode & S_IFMT) == S_IFREG, mediaExtensions.contains((name as NSString).pathExtension.lowercased()) {
+                found.append(full)
+            }
+        }
+    }
+    walk(root)
+    return found
+}
+
 /// Inputs of `catalog add`: explicit files, and media files found by walking folders, with
 /// distinct default ids: where two inputs' ids collide, each of them takes more of its path
 /// (`a/01 Track.ogg` and `b/01 Track.ogg` become `a-01-track` and `b-01-track`); where the
@@ -94,14 +127,11 @@ func expandInputs(_ paths: [String]) -> [MediaInput] {
         if path != "-", !path.contains("://"), fm.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             let base = URL(fileURLWithPath: absolutePath(path)).standardizedFileURL  // no "~" expansion
             var found: [MediaInput] = []
-            if let walker = fm.enumerator(at: base, includingPropertiesForKeys: [.isRegularFileKey]) {
-                for case let url as URL in walker where mediaExtensions.contains(url.pathExtension.lowercased()) {
-                    let full = url.standardizedFileURL.path
-                    var relative = String(full.dropFirst(base.path.count))
-                    while relative.hasPrefix("/") { relative.removeFirst() }
-                    let inner = relative.split(separator: "/").count
-                    found.append(MediaInput(path: full, nameParts: parts(full), baseParts: max(1, inner)))
-                }
+            for full in mediaFiles(under: base.path) {
+                var relative = String(full.dropFirst(base.path.count))
+                while relative.hasPrefix("/") { relative.removeFirst() }
+                let inner = relative.split(separator: "/").count
+                found.append(MediaInput(path: full, nameParts: parts(full), baseParts: max(1, inner)))
             }
             result += found.sorted { $0.path < $1.path }
         } else if path == "-" {

@@ -64,6 +64,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
                 throw SignatureReadError(message: "\(path): --id names one reference but the file holds \(entries.count)")
             }
             for entry in entries {
+                try Catalog.checkImportable(entry.signature, source: path)
                 let catalog = try openImportCatalog()
                 let id = args.value("id") ?? entry.id
                 if let problem = referenceIDProblem(id) {

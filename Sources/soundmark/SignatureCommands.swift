@@ -177,11 +177,16 @@ func runSignature(_ args: ParsedArguments) throws -> Int32 {
             let summary: String
             if format == "shazam" {
                 let s = try ShazamPeakGenerator.signature(ofMedia: source, streamIndex: try streamIndex(args), warning: { warn($0) })
+                guard s.peakCounts.reduce(0, +) > 0 else { throw SoundmarkError.noLandmarks(path: source) }
                 data = s.dataRepresentation(prefixed: true)
                 summary = String(format: "%.1f s, %d peaks", s.duration, s.peakCounts.reduce(0, +))
             } else {
                 let decoder = try openMedia(source, sampleRate: configuration.sampleRate, try streamChoice(args), verbose: args.has("verbose"))
                 let file = try SignatureFile.make(decoding: decoder, configuration: configuration)
+                // A signature without landmarks matches nothing and cannot be catalogued.
+                guard file.sets.contains(where: { !file.signature(of: $0).landmarks.isEmpty }) else {
+                    throw SoundmarkError.noLandmarks(path: source)
+                }
                 data = file.dataRepresentation
                 summary = String(format: "%.1f s, %d peaks", file.duration, file.sets.reduce(0) { $0 + $1.peaks.count })
             }

@@ -35,6 +35,108 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(r.stderr, message + "\n", file: file, line: line)
     }
 
+    // MARK: - 4. symbolic links
+
+    /// `catalog add linkdir` (a symlink to a folder of WAVs) said "no media files found" (rc 2)
+    /// and a symlinked subfolder inside a walked folder was skipped without a message: links are
+    /// followed as `find -L` follows them, a link back to a folder being walked is named once.
+    func testSymbolicLinksAreFollowedWithALoopGuard() throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: path("folder"), withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: path("elsewhere/inner"), withIntermediateDirectories: true)
+        try fm.moveItem(atPath: try tone("a.wav", seconds: 4), toPath: path("folder/a.wav"))
+        try fm.moveItem(atPath: try tone("b.wav", seconds: 5), toPath: path("elsewhere/inner/b.wav"))
+        try fm.moveItem(atPath: try tone("c.wav", seconds: 6), toPath: path("elsewhere/c.wav"))
+        try fm.createSymbolicLink(atPath: path("linkdir"), withDestinationPath: path("folder"))
+        try fm.createSymbolicLink(atPath: path("folder/sub"), withDestinationPath: path("elsewhere"))
+        try fm.createSymbolicLink(atPath: path("elsewhere/inner/loop"), withDestinationPath: path("elsewhere"))
+        try fm.createSymbolicLink(atPath: path("folder/dangling.wav"), withDestinationPath: path("gone.wav"))
+        let catalog = path("c.db")
+        let r = try soundmark(["catalog", "add", "--allow-duplicates", "--catalog", catalog, "linkdir"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderrLines.filter { $0.contains("loop") },
+                       ["soundmark: \(path("linkdir/sub/inner/loop")): skipped, a symbolic link back to a folder it is inside (a loop)"])
+        let list = try soundmark(["catalog", "list", "--catalog", catalog, "--format", "json"])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        let root = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any]
+        let references = root?["references"] as? [[String: Any]] ?? []
+        XCTAssertEqual(references.compactMap { $0["id"] as? String }.sorted(), ["a", "sub-c", "sub-inner-b"])
+        XCTAssertEqual(references.compactMap { $0["duration"] as? Double }.sorted(), [4, 5, 6])
+        // The sources are the paths through the links, as `find -L linkdir` prints them.
+        let show = try soundmark(["catalog", "show", "--catalog", catalog, "sub-inner-b"])
+        XCTAssertTrue(show.stdout.contains(path("linkdir/sub/inner/b.wav")), show.stdout)
+    }
+
+    // MARK: - 9. what holds no valid audio
+
+    /// `signature` exited 0 and wrote a 0-peak file for empty or silent audio: it is refused with
+    /// one line, in both formats, and no file is written.
+    func testSignatureOfAudioWithoutLandmarksIsRefused() throws {
+        let silent = path("silent.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", silent, "trim", "0", "3"], in: directory).status, 0)
+        let tone = try tone("t.wav")
+        let empty = path("empty.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", empty, "trim", "0", "0"], in: directory).status, 0)
+        for (input, name) in [(silent, "silent.wav"), (empty, "empty.wav")] {
+            for format in ["soundmark", "shazam"] {
+                let r = try soundmark(["signature", "--format", format, "-o", path("out.sig"), input])
+                assertRefused(r, "soundmark: \(path(name)): no audio content to fingerprint (silent or too short)")
+                XCTAssertFalse(FileManager.default.fileExists(atPath: path("out.sig")))
+            }
+        }
+        XCTAssertEqual(try soundmark(["signature", "-o", path("t.smsig"), tone]).status, 0)
+    }
+
+    /// A Shazam signature whose header says 0 samples was imported as a 0.0 s reference holding
+    /// 444 peaks: it is refused, naming the file, and the catalog is not created.
+    func testShazamSignatureOfZeroSamplesIsNotImported() throws {
+        let tone = try tone("t.wav", seconds: 6)
+        let sig = path("t.shazamsignature")
+        XCTAssertEqual(try soundmark(["signature", "--format", "shazam", "-o", sig, tone]).status, 0)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sig)))
+        let start = Int(UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24)
+        for k in 0..<4 { bytes[start + 40 + k] = 0 }  // the header's sample count
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes[(start + 8)...] {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        crc = ~crc
+        for k in 0..<4 { bytes[start + 4 + k] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(k))) }
+        let zero = path("zero.shazamsignature")
+        try Data(bytes).write(to: URL(fileURLWithPath: zero))
+        let shown = try soundmark(["signature", "show", zero])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("0 samples, duration 0.000 s"), shown.stdout)
+        let peaksLine = try XCTUnwrap(shown.stdout.split(separator: "\n").first { $0.hasPrefix("peaks: ") })
+        let peaks = try XCTUnwrap(Int(peaksLine.dropFirst(7).prefix { $0.isNumber }))
+        XCTAssertGreaterThan(peaks, 50)
+        assertRefused(try soundmark(["catalog", "import", "--catalog", path("c.db"), zero]),
+                      "soundmark: \(zero): the Shazam signature's header records 0 samples (no audio, yet \(peaks) peaks): not imported")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("c.db")))
+        // The unpatched file imports.
+        XCTAssertEqual(try soundmark(["catalog", "import", "--catalog", path("c.db"), sig]).status, 0)
+    }
+
+    /// A WAV header claiming 7-bit samples was catalogued as a 2 s reference (FFmpeg rounds the
+    /// size up to 8 bits): a PCM header of 1-7 bits is refused at open, by every command.
+    func testAWavHeaderOfUnderEightBitSamplesIsRefused() throws {
+        let eight = path("t8.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", "-b", "8", "-e", "unsigned", eight,
+                                                          "synth", "2", "sine", "440"], in: directory).status, 0)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: eight)))
+        let fmt = try XCTUnwrap((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)] == [0x66, 0x6D, 0x74, 0x20] })
+        XCTAssertEqual(bytes[fmt + 22], 8)
+        bytes[fmt + 22] = 7  // wBitsPerSample
+        let seven = path("t7.wav")
+        try Data(bytes).write(to: URL(fileURLWithPath: seven))
+        let message = "soundmark: cannot open \(seven): the header declares 7-bit samples, not a valid PCM sample format (8 bits or more)"
+        assertRefused(try soundmark(["catalog", "add", "--catalog", path("c.db"), seven]), message)
+        assertRefused(try soundmark(["signature", "-o", path("t7.smsig"), seven]), message)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("c.db")))
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", path("c.db"), eight]).status, 0)
+    }
+
     // MARK: - 7. numeric options
 
     /// `monitor --catalog-poll 1e10` exited 132 (SIGILL: the poll's deadline overflowed); every

@@ -73,11 +73,23 @@ extension Catalog {
         }
     }
 
+    /// Throws when `signature` holds no audio to import: a header that records 0 samples (its
+    /// peaks, if any, lie outside it). What ``importShazamReference(_:representing:annotations:source:)``
+    /// checks first; callable before a catalog is created.
+    /// - Throws: ``SoundmarkError/emptySignature(path:reason:)`` naming `source`.
+    public static func checkImportable(_ signature: ShazamSignature, source: String) throws {
+        guard signature.sampleCountIsKnown && signature.sampleCount == 0 else { return }
+        let peaks = signature.peakCounts.reduce(0, +)
+        throw SoundmarkError.emptySignature(path: source,
+            reason: "the Shazam signature's header records 0 samples (no audio\(peaks > 0 ? ", yet \(peaks) peaks" : "")): not imported")
+    }
+
     /// Adds a reference that has no audio, only a Shazam signature (an imported ShazamKit
     /// reference): no postings, its duration from the signature, its annotations as given. An
     /// existing reference with this id is replaced.
     /// - Returns: ``AddOutcome/added`` or ``AddOutcome/replaced``.
     /// - Throws: ``SoundmarkError/annotationOutOfRange(path:id:index:start:end:)``,
+    ///   ``SoundmarkError/emptySignature(path:reason:)`` for a header that records 0 samples,
     ///   ``SoundmarkError/catalogWriteFailed(path:reason:)``.
     @discardableResult
     public func importShazamReference(_ signature: ShazamSignature, representing item: MediaItem,
@@ -85,6 +97,7 @@ extension Catalog {
         for (i, a) in annotations.enumerated() where !a.isInRange {
             throw SoundmarkError.annotationOutOfRange(path: path, id: item.id, index: i, start: a.start, end: a.end)
         }
+        try Catalog.checkImportable(signature, source: source ?? item.id)
         let blob = PostingCodec.encode([])
         let bytes = Array(signature.dataRepresentation(prefixed: true))
         let digest = String(format: "shazam:%016llx", fnv1a64(bytes))

@@ -176,7 +176,7 @@ public final class MediaDecoder {
     ///     writer's close) before it is refused; 0 waits without end. Default 10.
     /// - Throws: `MediaDecodingError.cannotOpen` (missing/unreadable/empty/non-media input, a
     ///   named pipe nothing was written to in time, a stream sample rate outside
-    ///   ``inputSampleRates``, or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
+    ///   ``inputSampleRates``, a PCM header of 1-7-bit samples, or an invalid `sampleRate`), `.noAudioStream`, `.streamNotAudio` (bad
     ///   `streamIndex`), `.noStreamInLanguage` (streams are tagged, none with `language`; the
     ///   error lists the audio streams), `.decoderUnavailable`.
     public init(source: String, sampleRate: Int, streamIndex: Int? = nil, language: String? = nil,
@@ -1074,6 +1074,12 @@ extension MediaDecoder {
         let codecName = String(cString: avcodec_get_name(codecID))
         if parameters.pointee.sample_rate != 0 && !inputSampleRates.contains(Int(parameters.pointee.sample_rate)) {
             throw MediaDecodingError.cannotOpen(path: source, reason: unsupportedRate(Int(parameters.pointee.sample_rate)))
+        }
+        // A WAV/AIFF header claiming 1-7-bit PCM is not a sample format: FFmpeg rounds it up to
+        // 8 bits and decodes whatever follows (a 7-bit header was catalogued as 2 s of audio).
+        let codedBits = Int(parameters.pointee.bits_per_coded_sample)
+        if codecName.hasPrefix("pcm_"), (1..<8).contains(codedBits) {
+            throw MediaDecodingError.cannotOpen(path: source, reason: "the header declares \(codedBits)-bit samples, not a valid PCM sample format (8 bits or more)")
         }
         guard let decoder = avcodec_find_decoder(codecID) else {
             throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)

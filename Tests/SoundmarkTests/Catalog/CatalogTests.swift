@@ -95,6 +95,48 @@ final class CatalogTests: XCTestCase {
         XCTAssertFalse(try catalog.remove(id: "never-there"))
     }
 
+    // MARK: - duplicate check
+
+    /// Issue 40 item 5: the duplicate check decoded and voted for every stored reference of the
+    /// new one's length, so ingest slowed quadratically when references shared a length (100
+    /// files of 12 s into 1,639 references of 12 s took 70 s). It now looks candidates up by
+    /// fingerprint (``DuplicateKeys``): a noisy copy among 48 references of its length is still
+    /// found, in a catalog written without keys (they are computed on the first check), after a
+    /// removal and after a replacement; other audio of the same length is added.
+    func testTheDuplicateCheckLooksCandidatesUpByFingerprint() throws {
+        let path = try newCatalogPath()
+        let catalog = try Catalog(path: path, create: true)
+        var slices: [(id: String, samples: [Float])] = []
+        for id in TestSupport.referenceIDs.prefix(4) {
+            for k in 0..<12 { slices.append(("\(id)-\(k)", try TestSupport.piece(id, from: Double(k) * 2.5, seconds: 12))) }
+        }
+        // Stored as an older soundmark stores them: no duplicate keys.
+        for slice in slices {
+            XCTAssertEqual(try catalog.addReferenceSignature(TestSupport.signature(of: slice.samples, role: .reference),
+                                                             representing: MediaItem(id: slice.id), allowingDuplicateAudio: true), .added)
+        }
+        let original = try XCTUnwrap(slices.first { $0.id == "wesnoth-knolls-5" })
+        let copy = TestSupport.signature(of: TestSupport.withPinkNoise(original.samples.map { $0 * 0.7 }, snr: 30), role: .reference)
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: true),
+                       .duplicate(of: "wesnoth-knolls-5"))
+        // Same length, other music: added (and its keys stored with it).
+        let other = TestSupport.signature(of: try TestSupport.piece("wesnoth-battle", from: 1.25, seconds: 12), role: .reference)
+        XCTAssertEqual(try catalog.addReferenceSignature(other, representing: MediaItem(id: "battle-1.25"), checkingSameRecording: true), .added)
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: true),
+                       .duplicate(of: "wesnoth-knolls-5"))
+        // The original replaced by other audio under its id: the copy is no longer a duplicate of it.
+        let replacement = TestSupport.signature(of: try TestSupport.piece("wesnoth-battle", from: 3.75, seconds: 12), role: .reference)
+        XCTAssertEqual(try catalog.addReferenceSignature(replacement, representing: MediaItem(id: "wesnoth-knolls-5"), allowingDuplicateAudio: true), .replaced)
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: true), .added)
+        XCTAssertTrue(try catalog.remove(id: "copy"))
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy-2"), checkingSameRecording: true), .added)
+        // A reopened catalog finds it by its stored keys.
+        let reopened = try Catalog(path: path)
+        XCTAssertEqual(try reopened.addReferenceSignature(copy, representing: MediaItem(id: "copy-3"), checkingSameRecording: true),
+                       .duplicate(of: "copy-2"))
+        XCTAssertEqual(try reopened.references().count, 50)
+    }
+
     // MARK: - annotations
 
     func testAnnotationsAreStoredReplacedAndRemovedWithTheReference() throws {
