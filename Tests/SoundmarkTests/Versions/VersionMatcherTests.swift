@@ -47,6 +47,18 @@ final class VersionMatcherTests: XCTestCase {
         XCTAssertTrue(silent.values.allSatisfy { $0 == 0 })
     }
 
+    func testChanceModelReadsALeadAsAnExponentialTail() {
+        // No lead, no confidence; with 47 other references (a_N = √(2 ln 47) = 2.775) a lead of
+        // 1.08 sd is the 5 % tail, of 1.41 sd the 2 % tail.
+        XCTAssertEqual(VersionMatcher.confidence(gap: 0, nullCount: 47), 0)
+        XCTAssertEqual(VersionMatcher.confidence(gap: 1.08, nullCount: 47), 0.95, accuracy: 0.001)
+        XCTAssertEqual(VersionMatcher.confidence(gap: 1.41, nullCount: 47), 0.98, accuracy: 0.001)
+        XCTAssertEqual(VersionMatcher.confidence(gap: 5, nullCount: 1), 0)
+        // The lead is measured in the null sample's standard deviation (here 1.0).
+        XCTAssertEqual(VersionMatcher.gapScore(best: 0, null: [2, 3, 4]), 2, accuracy: 1e-9)
+        XCTAssertEqual(VersionMatcher.gapScore(best: 5, null: [2, 3, 4]), 0)
+    }
+
     func testEncodingRoundTripsToAByte() {
         let chroma = ChromaSequence(frameDuration: 0.4, values: (0..<24).map { Float($0) / 23 })
         let back = ChromaSequence(encoded: chroma.encoded())!
