@@ -542,7 +542,7 @@ func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let path = try required(args, "catalog")
     if PostgresLocation.isPostgres(path) {
         try openCatalog(path).updateIndex()
-        FileHandle.standardError.write(Data(displayingServers("\(path): format version \(Catalog.formatVersion); local cache and index up to date\n").utf8))
+        FileHandle.standardError.write(Data(displayingServers("\(path): format version \(PostgresCatalog.serverFormatVersion); local cache and index up to date\n").utf8))
         return Exit.ok
     }
     let old = try Catalog.upgrade(path: path)
