@@ -314,8 +314,8 @@ let singleReferenceOptions = ["id", "title", "annotations", "marker"]
 
 /// A file fingerprinted ahead of `catalog add`'s writing loop.
 enum Fingerprinted {
-    /// Its reference signature and tags.
-    case done(Signature, [String: String])
+    /// Its reference signature, tags and version features.
+    case done(Signature, [String: String], ChromaSequence)
     /// Decoding or fingerprinting failed (reported when the loop reaches the file).
     case failed(Error)
     /// Not fingerprinted: the catalog already held the file (unchanged, or its content), or that
@@ -339,11 +339,20 @@ func fingerprint(_ path: String, catalogPath: String, configuration: Configurati
     }
     do {
         let decoder = try openMedia(path, sampleRate: configuration.sampleRate, stream, verbose: verbose)
-        let signature = try SignatureGenerator.signatures(decoding: decoder, configuration: configuration)[0]
-        return .done(signature, decoder.tags)
+        let (signature, chroma) = try referenceAnalysis(decoder, configuration: configuration)
+        return .done(signature, decoder.tags, chroma)
     } catch {
         return .failed(error)
     }
+}
+
+/// The reference signature and the version features (chroma from the same spectrogram rows) of
+/// a decoder's audio.
+func referenceAnalysis(_ decoder: MediaDecoder, configuration: Configuration) throws -> (Signature, ChromaSequence) {
+    let chroma = ChromaAccumulator(configuration: configuration)
+    let signature = try SignatureGenerator.signatures(decoding: decoder, configuration: configuration,
+                                                      spectrum: { chroma.consume(frame: $0, row: $1) })[0]
+    return (signature, chroma.finish())
 }
 
 func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
@@ -490,14 +499,14 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                 }
             }
             worked = true
-            let signature: Signature, tags: [String: String]
+            let signature: Signature, tags: [String: String], chroma: ChromaSequence
             switch prepared {
-            case .done(let s, let t): (signature, tags) = (s, t)
+            case .done(let s, let t, let c): (signature, tags, chroma) = (s, t, c)
             case .failed(let error): throw error
             case .skipped:
                 // Skipped by the worker (known then), needed now: fingerprint it here.
                 let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream, verbose: verbose)
-                signature = try SignatureGenerator.signatures(decoding: decoder, configuration: catalog.configuration)[0]
+                (signature, chroma) = try referenceAnalysis(decoder, configuration: catalog.configuration)
                 tags = decoder.tags
             }
             let fileName = input.nameParts.last ?? input.path
@@ -537,6 +546,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                 progress.record(bytes: sizes[n], seconds: Date().timeIntervalSince(began), worked: worked)
                 continue
             }
+            if outcome == .added || outcome == .replaced { try catalog.setVersionFeatures(chroma, forReference: item.id) }
             if args.has("shazam"), outcome != .unchanged { try storeShazamPeaks(of: input.path, id: item.id, in: catalog) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
@@ -571,13 +581,18 @@ func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let path = try required(args, "catalog")
     if PostgresLocation.isPostgres(path) {
         try openCatalog(path).updateIndex()
-        FileHandle.standardError.write(Data(displayingServers("\(path): format version \(Catalog.formatVersion); local cache and index up to date\n").utf8))
+        FileHandle.standardError.write(Data(displayingServers("\(path): format version \(PostgresCatalog.serverFormatVersion); local cache and index up to date\n").utf8))
         return Exit.ok
     }
     let old = try Catalog.upgrade(path: path)
     let what = old == Catalog.formatVersion ? "already format version \(old); index up to date"
         : "upgraded from format version \(old) to \(Catalog.formatVersion); index built"
     FileHandle.standardError.write(Data("\(path): \(what)\n".utf8))
+    let (computed, lacking) = try computeMissingVersionFeatures(try Catalog(path: path), path: path)
+    if computed > 0 { FileHandle.standardError.write(Data("\(path): version features computed for \(computed) reference(s)\n".utf8)) }
+    if !lacking.isEmpty {
+        FileHandle.standardError.write(Data("\(path): \(lacking.count) reference(s) lack version features (source file missing or unreadable; re-add them): \(lacking.joined(separator: ", "))\n".utf8))
+    }
     return Exit.ok
 }
 

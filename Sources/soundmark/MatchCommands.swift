@@ -12,6 +12,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
     keepFreedMemoryForReuse()
     let format = args.value("format") ?? "text"
     guard ["text", "json"].contains(format) else { throw UsageError(message: "--format is text or json, got '\(format)'") }
+    if args.has("versions") { return try runIdentifyVersions(args, format: format) }
     let matcher = try loadMatcher(args)
     let sources = args.positional
     let catalogPath = try required(args, "catalog")
@@ -138,7 +139,7 @@ let matchCommands: [CommandSpec] = [
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
                           thresholdOption, streamOption, languageOption, verboseStreamOption,
-                          libraryRecordOption, librarySourceOption, startTimeOption, jobsOption],
+                          libraryRecordOption, librarySourceOption, startTimeOption, jobsOption, versionsOption],
                 positional: 1...Int.max, run: runIdentify),
 ]
 
@@ -297,6 +298,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     guard scanFormats.contains(format) else {
         throw UsageError(message: "--format is one of \(scanFormats.joined(separator: ", ")), got '\(format)'")
     }
+    if args.has("versions") { return try runScanVersions(args, format: format) }
     let cuesMode = args.value("cues")
     guard cuesMode == nil || cuesMode == "annotations" || cuesMode == "segments" else {
         throw UsageError(message: "--cues is annotations or segments, got '\(cuesMode!)'")
@@ -567,5 +569,6 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
               OptionSpec(name: "cues", value: "annotations|segments",
                          help: "cues of srt/vtt/ass/cue/audacity: the references' annotations mapped into recording time (a segment without any: one cue of its own), or one per segment (default: annotations when any matched reference has them)"),
               OptionSpec(name: "verbose", value: nil, help: "name the audio stream used, report dropped annotations and totals on stderr"),
-              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption, jobsOption],
+              streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption, jobsOption,
+              versionsOption],
     positional: 1...Int.max, run: runScan)

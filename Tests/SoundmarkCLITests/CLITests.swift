@@ -85,7 +85,7 @@ final class CLITests: XCTestCase {
         let version = try soundmark("--version")
         XCTAssertEqual(version.status, 0)
         // Issue 39.4: "(format 1)" named neither format while the README gave the catalog's as 2.
-        XCTAssertNotNil(version.stdout.range(of: #"^soundmark \d+\.\d+\.\d+ \(catalog format 2, fingerprint format 1, "#
+        XCTAssertNotNil(version.stdout.range(of: #"^soundmark \d+\.\d+\.\d+ \(catalog format 3, fingerprint format 1, "#
                                              + #"library format 1, signature file 1, marker format 2\)\n$"#, options: .regularExpression),
                         version.stdout)
 

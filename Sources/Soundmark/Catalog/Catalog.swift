@@ -88,10 +88,13 @@ public final class Catalog {
 
     /// The catalog file format this soundmark writes and reads: 2 since the persistent index
     /// (version 1 catalogs are upgraded by ``upgrade(path:configuration:)``, `soundmark
-    /// catalog upgrade`). Independent of ``Configuration/formatVersion`` (signature files).
-    public static let formatVersion = 2
+    /// catalog upgrade`); 3 since the version features (the `version_chroma` table, see
+    /// `CatalogVersions.swift`): a version 2 catalog opened for writing gets the empty table and
+    /// version 3 at once, one opened read-only is read as having no version features.
+    /// Independent of ``Configuration/formatVersion`` (signature files).
+    public static let formatVersion = 3
     /// The format version found in the file (1 for a catalog opened with `upgrading`).
-    private var storedFormatVersion = Catalog.formatVersion
+    var storedFormatVersion = Catalog.formatVersion
 
     /// The persistent index file next to the catalog: the catalog path with `.index` appended.
     public var indexPath: String { path + ".index" }
@@ -197,6 +200,7 @@ public final class Catalog {
                     seq INTEGER NOT NULL, start REAL NOT NULL, "end" REAL NOT NULL, text TEXT NOT NULL,
                     PRIMARY KEY(reference_id, seq));
                 """)
+            try db.execute(Catalog.versionTable)
             let json = String(decoding: try JSONEncoder.sorted.encode(configuration), as: UTF8.self)
             try db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(Catalog.formatVersion)").run()
             try newIndexToken()
@@ -207,6 +211,7 @@ public final class Catalog {
     /// Adds the checksum and file-stamp columns to a catalog written before they existed, with
     /// the checksum of every stored blob (one transaction); read-only, notes they are missing.
     private func migrate(readOnly: Bool) throws {
+        try migrateToVersionFeatures(readOnly: readOnly)
         let q = try db.prepare("SELECT name FROM pragma_table_info('reference')")
         var columns: Set<String> = []
         while try q.step() { columns.insert(q.string(0) ?? "") }
@@ -239,7 +244,7 @@ public final class Catalog {
         if version == "1" && !upgrading {
             throw SoundmarkError.catalogMismatch(path: path, reason: "catalog format version 1, this soundmark reads version \(Catalog.formatVersion); upgrade it with 'soundmark catalog upgrade --catalog \(path)'")
         }
-        guard version == "\(Catalog.formatVersion)" || version == "1" else {
+        guard version == "\(Catalog.formatVersion)" || version == "1" || version == "2" else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "catalog format version \(version), this soundmark reads version \(Catalog.formatVersion); rebuild the catalog")
         }
         storedFormatVersion = Int(version) ?? Catalog.formatVersion
@@ -344,7 +349,10 @@ public final class Catalog {
                     try storeDuplicateKeys(DuplicateKeys.keys(of: postings, count: DuplicateKeys.stored), id: item.id, digest: digest)
                     try markDuplicateKeysCurrent()
                 }
-                if existing != nil { try removeShazamSignature(id: item.id) } // peaks of the audio replaced
+                if existing != nil { // peaks and chroma of the audio replaced
+                    try removeShazamSignature(id: item.id)
+                    try removeVersionFeatures(id: item.id)
+                }
                 return existing == nil ? .added : .replaced
             }
         } catch let error as SoundmarkError {
@@ -554,6 +562,7 @@ public final class Catalog {
                 try db.prepare("DELETE FROM annotation WHERE reference_id = ?").bind(id).run()
                 try removeMarker(id: id)
                 try removeShazamSignature(id: id)
+                try removeVersionFeatures(id: id)
                 try db.prepare("DELETE FROM reference WHERE id = ?").bind(id).run()
                 guard sqlite3_changes(db.handle) > 0 else { return false }
                 try newIndexToken()
@@ -747,6 +756,7 @@ public final class Catalog {
             do {
                 try catalog.db.transaction {
                     try catalog.db.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)").bind("format_version", "\(formatVersion)").run()
+                    try catalog.db.execute(Catalog.versionTable)
                     try catalog.newIndexToken()
                 }
             } catch {

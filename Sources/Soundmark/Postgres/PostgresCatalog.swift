@@ -120,13 +120,19 @@ public final class PostgresCatalog {
                 CREATE INDEX IF NOT EXISTS reference_removed_version ON reference_removed(version);
                 """)
             let json = String(decoding: try JSONEncoder.sorted.encode(configuration), as: UTF8.self)
-            let rows: [(String, String)] = [("format_version", "\(Catalog.formatVersion)"), ("configuration", json),
+            let rows: [(String, String)] = [("format_version", "\(PostgresCatalog.serverFormatVersion)"), ("configuration", json),
                                             ("version", "0"), ("instance", "\(UInt64.random(in: 1 ... .max))")]
             for (key, value) in rows {
                 try db.query("INSERT INTO meta(key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [.text(key), .text(value)])
             }
         }
     }
+
+    /// The server schema's format version: 2, as the SQLite catalog's before the version
+    /// features (which the server does not hold yet; its local cache, an SQLite catalog, has
+    /// format 3). Kept apart from ``Catalog/formatVersion`` so that the SQLite bump does not
+    /// make existing PostgreSQL catalogs unreadable.
+    public static let serverFormatVersion = 2
 
     private func checkMeta(_ db: PostgresConnection) throws {
         let tables = try db.query("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('meta', 'reference')")
@@ -139,8 +145,8 @@ public final class PostgresCatalog {
         guard let version = meta["format_version"], let json = meta["configuration"], meta["version"] != nil else {
             throw SoundmarkError.catalogUnreadable(path: location.display, reason: "not a soundmark catalog (no format version)")
         }
-        guard version == "\(Catalog.formatVersion)" else {
-            throw SoundmarkError.catalogMismatch(path: location.display, reason: "catalog format version \(version), this soundmark reads version \(Catalog.formatVersion); rebuild the catalog")
+        guard version == "\(PostgresCatalog.serverFormatVersion)" else {
+            throw SoundmarkError.catalogMismatch(path: location.display, reason: "catalog format version \(version), this soundmark reads version \(PostgresCatalog.serverFormatVersion); rebuild the catalog")
         }
         guard let stored = try? JSONDecoder().decode(Configuration.self, from: Data(json.utf8)) else {
             throw SoundmarkError.catalogUnreadable(path: location.display, reason: "unreadable configuration record")

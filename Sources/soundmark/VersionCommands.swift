@@ -1,0 +1,129 @@
+import Foundation
+import Soundmark
+
+/// `--versions` of identify and scan: match other performances of the catalogued songs.
+let versionsOption = OptionSpec(name: "versions", value: nil,
+                                help: "match other performances of the songs (another tempo, key, instruments) by chroma alignment, not only the recordings; needs the catalog's version features (catalog add, or catalog upgrade)")
+
+/// The version matcher over the references of `catalogPath` that have version features, and those references.
+func loadVersionMatcher(_ args: ParsedArguments) throws -> (VersionMatcher, [ReferenceInfo]) {
+    let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
+    let features = try catalog.versionFeatures()
+    let infos = try catalog.references().filter { features[$0.item.id] != nil }
+    if infos.isEmpty {
+        throw CommandError(message: "the catalog holds no version features; run 'soundmark catalog upgrade --catalog \(try required(args, "catalog"))' to compute them")
+    }
+    var tuning = VersionTuning()
+    if let v = try numberOption(args, "threshold", "a confidence", in: 0...1) { tuning.threshold = v }
+    return (VersionMatcher(references: infos.map { features[$0.item.id]! }, tuning: tuning), infos)
+}
+
+func versionMatchJSON(_ m: VersionMatch, _ info: ReferenceInfo) -> JSONOutput {
+    .object([("reference", info.item.json), ("matchOffset", .seconds(m.referenceStart)),
+             ("frequencySkew", .number(pow(2, Double(m.transposition) / 12) - 1, decimals: 4)),
+             ("confidence", .number(m.confidence, decimals: 4)), ("transposition", .integer(m.transposition)),
+             ("timeScale", .number(m.timeScale, decimals: 3)), ("referenceStart", .seconds(m.referenceStart)),
+             ("referenceEnd", .seconds(m.referenceEnd)), ("distance", .number(m.distance, decimals: 4)),
+             ("score", .number(m.score, decimals: 3))])
+}
+
+func runIdentifyVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
+    let (matcher, infos) = try loadVersionMatcher(args)
+    let stream = try streamChoice(args), verbose = args.has("verbose")
+    let sources = args.positional
+    var failures = 0, unmatched = 0
+    for source in sources {
+        do {
+            let decoder = try openMedia(source, sampleRate: Configuration().sampleRate, stream, verbose: verbose)
+            let chroma = try ChromaAccumulator.chroma(decoding: decoder)
+            let match = matcher.identify(chroma)
+            if match == nil { unmatched += 1 }
+            if format == "json" {
+                var members: [(String, JSONOutput)] = []
+                if sources.count > 1 { members.append(("source", .string(source))) }
+                members.append(("matches", .array(match.map { [versionMatchJSON($0, infos[$0.referenceIndex])] } ?? [])))
+                print(JSONOutput.object(members).text)
+            } else {
+                if sources.count > 1 { print("# \(source)") }
+                if let m = match {
+                    print(String(format: "%@  at %@  transposition %+d  timeScale %.3f  confidence %.2f", infos[m.referenceIndex].item.id,
+                                 formatTimestamp(m.referenceStart), m.transposition, m.timeScale, m.confidence))
+                } else {
+                    print("no match")
+                }
+            }
+        } catch {
+            printError(describe(error))
+            failures += 1
+        }
+        fflush(stdout)
+    }
+    if failures > 0 && sources.count > 1 { printError("\(failures) of \(sources.count) clip(s) failed") }
+    return failures == sources.count ? Exit.error : (failures + unmatched == 0 ? Exit.ok : Exit.none)
+}
+
+func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
+    guard ["setlist", "json"].contains(format) else {
+        throw UsageError(message: "scan --versions writes --format setlist or json, not \(format)")
+    }
+    let (matcher, infos) = try loadVersionMatcher(args)
+    let stream = try streamChoice(args), verbose = args.has("verbose")
+    let sources = args.positional
+    var failures = 0, empty = 0
+    for source in sources {
+        do {
+            let decoder = try openMedia(source, sampleRate: Configuration().sampleRate, stream, verbose: verbose)
+            let chroma = try ChromaAccumulator.chroma(decoding: decoder)
+            let segments = matcher.scan(chroma, referenceDurations: infos.map(\.duration))
+            if segments.isEmpty { empty += 1 }
+            if format == "json" {
+                var members: [(String, JSONOutput)] = []
+                if sources.count > 1 { members.append(("source", .string(source))) }
+                members.append(("segments", .array(segments.map { s in
+                    .object([("start", .seconds(s.start)), ("end", .seconds(s.end)), ("reference", infos[s.match.referenceIndex].item.json),
+                             ("referenceStart", .seconds(s.referenceStart)), ("referenceEnd", .seconds(s.referenceEnd)),
+                             ("confidence", .number(s.match.confidence, decimals: 4)),
+                             ("frequencySkew", .number(pow(2, Double(s.match.transposition) / 12) - 1, decimals: 4)),
+                             ("transposition", .integer(s.match.transposition)), ("timeScale", .number(s.timeScale, decimals: 3)),
+                             ("windows", .integer(s.windows))])
+                })))
+                print(JSONOutput.object(members).text)
+            } else {
+                if sources.count > 1 { print("# \(source)") }
+                for s in segments {
+                    print(String(format: "%@  %@–%@  transposition %+d  timeScale %.3f  confidence %.2f", infos[s.match.referenceIndex].item.id,
+                                 formatTimestamp(s.start), formatTimestamp(s.end), s.match.transposition, s.timeScale, s.match.confidence))
+                }
+            }
+        } catch {
+            printError(describe(error))
+            failures += 1
+        }
+        fflush(stdout)
+    }
+    if failures > 0 && sources.count > 1 { printError("\(failures) of \(sources.count) recording(s) failed") }
+    return failures == sources.count ? Exit.error : (failures + empty == 0 ? Exit.ok : Exit.none)
+}
+
+/// `catalog upgrade`'s second step: version features for the references that lack them,
+/// computed from their source files where these still exist; the others are named.
+func computeMissingVersionFeatures(_ catalog: Catalog, path: String) throws -> (computed: Int, lacking: [String]) {
+    let have = try catalog.versionFeatures()
+    var computed = 0, lacking: [String] = []
+    for info in try catalog.references() where have[info.item.id] == nil {
+        guard let source = info.source, FileManager.default.fileExists(atPath: source) else {
+            lacking.append(info.item.id)
+            continue
+        }
+        do {
+            let decoder = try MediaDecoder(source: source, sampleRate: catalog.configuration.sampleRate) { warn($0) }
+            try catalog.setVersionFeatures(try ChromaAccumulator.chroma(decoding: decoder, configuration: catalog.configuration),
+                                           forReference: info.item.id)
+            computed += 1
+        } catch {
+            printError("\(info.item.id): version features not computed (\(describe(error)))")
+            lacking.append(info.item.id)
+        }
+    }
+    return (computed, lacking)
+}
