@@ -300,6 +300,8 @@ public final class Scanner {
         open.removeAll()
         return Scanner.resolveOverlaps(finished, threshold: options.threshold, postings: { [self] ref, from, to in
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
+        }, sameRecording: { [self] a, b in
+            Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         }).filter { $0.end - $0.start >= options.minimumDuration }
     }
 
@@ -1886,6 +1888,47 @@ public final class Scanner {
     /// Shortest stretch between two parts of a play on one line that can interrupt it: 2 s.
     static let interruptionGap = 2.0
 
+    /// Whether two references the recording matches over one stretch are the same recording
+    /// there, as ``Catalog`` decides it at `catalog add` (``Matcher/sameRecording(as:)``,
+    /// which `--allow-duplicates` overrides: a marked and a plain copy of a spot, a re-encoding):
+    /// in at least ``Matcher/duplicateCoverage`` of the slots (``Matcher/slotFrames`` frames)
+    /// of `a`'s reference over the stretch that hold any of its postings, `b`'s reference holds
+    /// one of them (same hash) at the frame `b`'s alignment puts the same recording time at,
+    /// ±1 frame. A loop or sample that is one layer of two tracks leaves the slots where the
+    /// other layers make the landmarks unmatched; unrelated references share a 32-bit hash at
+    /// a given frame about once in 10^8 postings.
+    /// - Parameters:
+    ///   - hop: seconds per frame.
+    ///   - postings: a reference's postings whose anchor frame lies in a range
+    ///     (``PostingIndex/postings(of:inFrames:)``).
+    /// - Returns: the share of slots, 0…1; 0 when the segments do not overlap, their time scales
+    ///   differ by more than 0.5 % (the hashes then differ) or `a`'s reference has no postings there.
+    static func sameRecordingShare(_ a: Segment, _ b: Segment, hop: Double,
+                                   postings: (_ ref: Int, _ frames: ClosedRange<UInt32>) -> [Posting]) -> Double {
+        let from = max(a.start, b.start), to = min(a.end, b.end)
+        guard to > from, abs(a.timeScale - b.timeScale) <= 0.005, a.timeScale > 0 else { return 0 }
+        func frames(_ s: Segment) -> ClosedRange<UInt32>? {
+            let lo = (min(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.down) - 2
+            let hi = (max(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.up) + 2
+            guard hi >= 0 else { return nil }
+            return UInt32(max(0, lo))...UInt32(min(Double(UInt32.max), hi))
+        }
+        guard let fa = frames(a), let fb = frames(b) else { return 0 }
+        let own = postings(a.referenceIndex, fa)
+        guard !own.isEmpty else { return 0 }
+        let other = Set(postings(b.referenceIndex, fb).map { UInt64($0.hash) << 32 | UInt64($0.frame) })
+        var slots = Set<UInt32>(), matched = Set<UInt32>()
+        for p in own {
+            let slot = p.frame / UInt32(Matcher.slotFrames)
+            slots.insert(slot)
+            guard !matched.contains(slot) else { continue }
+            let t = a.start + (Double(p.frame) * hop - a.referenceStart) / a.timeScale
+            let bf = Int((b.referenceTime(at: t) / hop).rounded())
+            if (bf - 1 ... bf + 1).contains(where: { $0 >= 0 && other.contains(UInt64(p.hash) << 32 | UInt64($0)) }) { matched.insert(slot) }
+        }
+        return Double(matched.count) / Double(slots.count)
+    }
+
     /// Cleans up decided segments:
     /// - joins segments of one reference on the same line (the reference time predicted at the
     ///   second's start within 0.15 s plus 2 % of the gap, at most 0.5 s) less than 20 s apart, whatever segments of the reference
@@ -1904,13 +1947,20 @@ public final class Scanner {
     ///   length (another repeat of the passage matched at a fade, or a bit-exact copy over the
     ///   same stretch), or lies mostly (≥ 60 %) inside a kept one of another reference with four
     ///   times its hits;
+    /// - makes two segments of different references over the same stretch (one ≥ 80 % inside
+    ///   the other) one entry, the stronger keeping the other reference as its alternative, when
+    ///   `sameRecording(a, b)` (``sameRecordingShare(_:_:hop:postings:)``) reaches
+    ///   ``Matcher/duplicateCoverage``: the references are the same recording there (a marked and
+    ///   a plain copy gather different hit rates from one airing, so the hit-rate rule below
+    ///   missed them and the airing was reported twice);
     /// - puts the boundary between consecutive segments that overlap (a crossfade, where both
     ///   are audible) in the middle of the overlap, or at a butt splice where the second one
     ///   starts (``boundary(_:_:)``), the second one starting no earlier than its reference
     ///   does. A gap between segments is kept as it is: a pause, a station id or other audio
     ///   between two plays is not part of either.
     static func resolveOverlaps(_ segments: [Segment], threshold: Double,
-                                postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 }) -> [Segment] {
+                                postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 },
+                                sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 }) -> [Segment] {
         /// Whether the stretch between two parts of a play on one line was other audio (another
         /// reference, another part of this one, other music, speech, silence) rather than a
         /// quiet passage of the reference: both parts are heard clearly (``interruptionRate``
@@ -1985,7 +2035,16 @@ public final class Scanner {
                 let otherLength = max(o.end - o.start, 1e-3)
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
                 let otherRate = Double(o.hits) / otherLength
-                guard overlap >= 0.8 && rate <= 1.3 * otherRate && rate >= 0.5 * otherRate else { return false }
+                guard overlap >= 0.8 else { return false }
+                // The references themselves hold the same audio over this stretch at these
+                // alignments (a marked and a plain copy of a spot, a re-edit, a shared intro):
+                // whatever the hit rates (a marked copy gathers fewer hits from a plain airing),
+                // the recording aired one of them; the stronger keeps the other as its
+                // alternative.
+                if Matcher.duplicateCoverage <= sameRecording(s, o) {
+                    return otherLength >= length + 2 || o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id)
+                }
+                guard rate <= 1.3 * otherRate && rate >= 0.5 * otherRate else { return false }
                 if otherLength >= length + 2 { return true }
                 // The same stretch in two references (the same recording catalogued twice, or two
                 // versions identical here): one entry, the other reference its alternative — the
@@ -1995,7 +2054,13 @@ public final class Scanner {
                     && (o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id))
             }) {
                 explained.insert(i)
-                shared[j, default: []].append((s.item, s.start, s.end))
+                // One alternative per reference, over the span its segments cover.
+                if let k = shared[j]?.firstIndex(where: { $0.item.id == s.item.id }) {
+                    shared[j]![k].start = min(shared[j]![k].start, s.start)
+                    shared[j]![k].end = max(shared[j]![k].end, s.end)
+                } else {
+                    shared[j, default: []].append((s.item, s.start, s.end))
+                }
             }
         }
         // Strongest first (more hits; on a tie the earlier start, then the earlier reference
