@@ -1861,7 +1861,15 @@ public final class Scanner {
         // Forget what can no longer change an open activity's play.
         let open = activities.filter { !$0.ended }.map(\.segment)
         liveFinished.removeAll { f in f.end < now - Scanner.liveHorizon && !open.contains { Scanner.overlap($0, f) > 0 } }
-        activities.removeAll { $0.ended && $0.segment.end < now - Scanner.liveHorizon }
+        // An ended activity is remembered while segments of its reference over its audio are:
+        // one that outlives the rest (kept for an activity it overlaps, or a line at another
+        // alignment closed later) would otherwise come up as a play of its own once the
+        // stronger lines were forgotten.
+        activities.removeAll { a in
+            a.ended && a.segment.end < now - Scanner.liveHorizon && !liveFinished.contains {
+                $0.referenceIndex == a.segment.referenceIndex && Scanner.overlap($0, a.segment) > 0
+            }
+        }
     }
 
     private func close(_ s: OpenSegment) {
