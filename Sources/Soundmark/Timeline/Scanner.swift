@@ -58,13 +58,16 @@ public struct Segment: Equatable, Sendable {
 
 /// What a scanner reports while it runs (for live monitoring).
 public enum ScanEvent: Equatable, Sendable {
-    /// A segment reached the confidence threshold: the first answer. `id` is unique per segment
+    /// A play of `scan`'s decision over the audio so far (``Scanner/finish(recordingDuration:)``'s
+    /// rule), held for ``Scanner/settleSeconds``: the first answer. `id` is unique per play
     /// within the scan (1, 2, …).
     case started(id: Int, segment: Segment)
-    /// New information about an announced segment: its alignment (offset or speed) moved by
-    /// more than 50 ms or 0.2 %.
+    /// New information about an announced play: its alignment (offset or speed) moved by more
+    /// than 50 ms or 0.2 %, or another reference now explains its audio (the decision moved the
+    /// play to it: the segment carries that reference).
     case refined(id: Int, segment: Segment)
-    /// The segment is over (nothing extended it for ``ScanOptions/closeAfterSeconds``).
+    /// The play is over: no later part can join it any more (``Scanner/joinGap`` plus a window
+    /// and a hop after its end), or the recording ended. Its segment is the one `scan` gives.
     case ended(id: Int, segment: Segment)
 }
 
