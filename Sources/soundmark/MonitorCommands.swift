@@ -273,13 +273,13 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     added or removed references the index is reloaded (a warning says so) and the new references are
     matched from then on; the activity playing continues under its activity_id. Lines come in the order events are decided: a segment's ended can
     follow the next one's started (crossfades). These lines are input for 'soundmark timeline merge'.
-    Latency from the audio to its event: started as soon as the segment reaches the confidence threshold
-    inside the sliding matcher window (6 s, moved every 1.5 s): ~3 s of clean catalog audio, at most the
-    full 6 s window + 1.5 s hop for a weak match, plus ~0.9 s until landmarks are decided and up to 1 s of
-    decoder chunk; measured on samples/recording.mp3 played in real time: 3.0–4.2 s after the segment's
-    start. ended: ScanOptions.closeAfterSeconds (4 s) after the last matching landmark, plus the same hop,
-    landmark and chunk delays; measured 6–8.5 s after the segment's end (whose last hits trail its
-    audible end in a crossfade), at once when the stream ends. Heartbeats keep this clock running through
+    The plays are the ones 'scan' gives for the same audio: every hop the monitor makes scan's decision over the
+    audio so far, and an activity is a play of that decision. Latency from the audio to its event: started once
+    the decision has held the play for 3 s (20 s next to another play of the same reference), after the segment
+    reached the confidence threshold inside the sliding matcher window (6 s, moved every 1.5 s; ~3 s of clean
+    catalog audio) plus ~0.9 s until landmarks are decided and up to 1 s of decoder chunk. ended: once no later
+    part can join the play on its line any more, about 28 s after its end (20 s within which 'scan' joins the
+    parts of a play, plus a window and a hop), at once when the stream ends. Heartbeats keep this clock running through
     silence and outages.
     SIGINT/SIGTERM: stop reading, end the open segments, write stream.ended, exit 0. Exit code 0 when the
     source ends (or on a signal), 2 on error (cannot open the catalog or the source, (re)connecting gave up).

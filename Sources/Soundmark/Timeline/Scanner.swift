@@ -58,13 +58,16 @@ public struct Segment: Equatable, Sendable {
 
 /// What a scanner reports while it runs (for live monitoring).
 public enum ScanEvent: Equatable, Sendable {
-    /// A segment reached the confidence threshold: the first answer. `id` is unique per segment
+    /// A play of `scan`'s decision over the audio so far (``Scanner/finish(recordingDuration:)``'s
+    /// rule), held for ``Scanner/settleSeconds``: the first answer. `id` is unique per play
     /// within the scan (1, 2, …).
     case started(id: Int, segment: Segment)
-    /// New information about an announced segment: its alignment (offset or speed) moved by
-    /// more than 50 ms or 0.2 %.
+    /// New information about an announced play: its alignment (offset or speed) moved by more
+    /// than 50 ms or 0.2 %, or another reference now explains its audio (the decision moved the
+    /// play to it: the segment carries that reference).
     case refined(id: Int, segment: Segment)
-    /// The segment is over (nothing extended it for ``ScanOptions/closeAfterSeconds``).
+    /// The play is over: no later part can join it any more (``Scanner/joinGap`` plus a window
+    /// and a hop after its end), or the recording ended. Its segment is the one `scan` gives.
     case ended(id: Int, segment: Segment)
 }
 
@@ -298,11 +301,8 @@ public final class Scanner {
         closeBlock()
         for s in open { close(s) }
         open.removeAll()
-        return Scanner.resolveOverlaps(finished, threshold: options.threshold, postings: { [self] ref, from, to in
-            Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
-        }, sameRecording: { [self] a, b in
-            Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
-        }).filter { $0.end - $0.start >= options.minimumDuration }
+        if onEvent != nil { decideLive(now: Double(clockFrame) * hop, final: true) }
+        return plays(finished)
     }
 
     // MARK: voting
@@ -398,7 +398,6 @@ public final class Scanner {
             checkSearchedSpeed(&open[i], at: windowEnd)
             checkEvidence(&open[i], at: windowEnd)
         }
-        if onEvent != nil { announce() }
         nextBlockEnd += hopFrames
         // Close segments not extended for a while.
         let limit = windowEnd - Int(options.closeAfterSeconds / hop)
@@ -407,6 +406,7 @@ public final class Scanner {
             if s.lastHitFrame < limit { close(s) } else { keep.append(s) }
         }
         open = keep
+        if onEvent != nil { decideLive(now: Double(windowEnd) * hop, final: false) }
     }
 
     private func detect(windowStart: Int, windowEnd: Int) {
@@ -1727,111 +1727,154 @@ public final class Scanner {
         return .moves(change)
     }
 
-    /// Whether segment `s` (of one reference) is shared material inside segment `o` (of
-    /// another) for a live event: at least 80 % of `s` lies inside `o` and its hits per second
-    /// are 0.5–1.3 times `o`'s, as ``resolveOverlaps(_:threshold:postings:)`` decides for `scan`.
-    static func shares(_ s: Segment, _ o: Segment) -> Bool {
-        let length = max(s.end - s.start, 1e-3), otherLength = max(o.end - o.start, 1e-3)
-        let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
-        let rate = Double(s.hits) / length, otherRate = Double(o.hits) / otherLength
-        return overlap >= 0.8 && rate <= 1.3 * otherRate && rate >= 0.5 * otherRate
+    /// A play announced to ``onEvent``: its activity id and the segment last reported.
+    private struct Activity {
+        var id: Int
+        var segment: Segment
+        /// Reference time and speed last reported, at recording time `reportedAt`.
+        var reported: (referenceStart: Double, timeScale: Double)
+        var reportedAt: Double
+        var ended = false
+    }
+    /// Activities of the live events, in order of their start event (ended ones kept while
+    /// plays of their audio may still be found, see ``liveHorizon``).
+    private var activities: [Activity] = []
+    /// Segments of closed lines kept for the live decision (``decideLive(now:final:)``).
+    private var liveFinished: [Segment] = []
+    /// Plays of the live decision not announced yet: reference, span and since when (recording
+    /// seconds) the decision has held them.
+    private var pending: [(ref: Int, start: Double, end: Double, since: Double)] = []
+
+    /// How long (recording seconds) `scan`'s decision over the audio so far must hold a play
+    /// before the monitor announces it: 3. Lines grow window by window and what `scan` keeps of
+    /// two related references or two lines of one reference can change while both are young;
+    /// a late activity is better than a false one.
+    static let settleSeconds = 3.0
+    /// How far apart (recording seconds) two parts of a play on one line may lie for
+    /// ``resolveOverlaps(_:threshold:postings:)`` to join them: 20.
+    static let joinGap = 20.0
+    /// How long (recording seconds) closed segments are kept for the live decision once no
+    /// activity that is still open overlaps them: 60 (more than ``joinGap`` plus a window).
+    static let liveHorizon = 60.0
+
+    /// `scan`'s decision over `segments`: ``resolveOverlaps(_:threshold:postings:)`` with this
+    /// scanner's threshold and reference postings, without plays shorter than the minimum
+    /// duration. `scan` (``finish(recordingDuration:)``) and the live events use it alike.
+    private func plays(_ segments: [Segment]) -> [Segment] {
+        Scanner.resolveOverlaps(segments, threshold: options.threshold, postings: { [self] ref, from, to in
+            Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
+        }, sameRecording: { [self] a, b in
+            Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
+        }).filter { $0.end - $0.start >= options.minimumDuration }
     }
 
-    /// Segment `seg` of an announced line with the unannounced lines of other references that
-    /// share its audio (``shares(_:_:)``) as its alternatives.
-    private func withAlternatives(_ seg: Segment) -> Segment {
-        var seg = seg
-        for o in open where !o.announced && o.ref != seg.referenceIndex {
-            let other = segment(o)
-            guard other.confidence >= options.threshold, Scanner.shares(other, seg),
-                  !seg.alternatives.contains(where: { $0.item.id == other.item.id }) else { continue }
-            seg.alternatives.append((other.item, other.start, other.end))
-        }
-        return seg
-    }
+    /// Seconds two segments overlap (negative: the gap between them).
+    private static func overlap(_ a: Segment, _ b: Segment) -> Double { min(a.end, b.end) - max(a.start, b.start) }
 
-    /// Emits `started` for open segments that reached the threshold and `refined` for
-    /// announced ones whose alignment moved.
-    private func announce() {
-        for i in open.indices {
-            let seg = segment(open[i])
-            if !open[i].announced {
-                guard seg.confidence >= options.threshold, seg.end - seg.start >= options.minimumDuration else { continue }
-                // Only the strongest open line of a reference is announced: a repeat of the
-                // passage caught at a fade is dropped later and must not start an activity. Of
-                // lines with equal hits (bit-exact copies of a passage over the same audio) the
-                // first opened.
-                let ref = open[i].ref, hits = open[i].hits, first = open[i].firstHitFrame
-                if open.indices.contains(where: { k in
-                    k != i && open[k].ref == ref && (open[k].hits > hits || (open[k].hits == hits && k < i))
-                }) { continue }
-                // Nor a line over the audio of a play of the reference that has just ended (the
-                // other copy of a bit-exact passage, which stays open a little longer).
-                if recentlyClosed.contains(where: { $0.announced && $0.ref == ref && Scanner.shares(seg, segment($0)) }) { continue }
-                // The same audio as another reference's announced line (the same recording
-                // catalogued twice, or shared material of two versions): not a play of its own
-                // while it stays inside that line (see ``shares(_:_:)``); it is that
-                // activity's alternative.
-                if open.contains(where: { $0.announced && $0.ref != ref && Scanner.shares(seg, segment($0)) }) { continue }
-                // Of two lines over the same audio not yet announced, the one `scan` keeps goes
-                // first: more hits, on a tie the smaller id.
-                if open.contains(where: { o in
-                    guard !o.announced, o.ref != ref,
-                          o.hits > hits || (o.hits == hits && index.references[o.ref].item.id < index.references[ref].item.id) else { return false }
-                    let other = segment(o)
-                    return other.confidence >= options.threshold && Scanner.shares(seg, other)
-                }) { continue }
-                // A stronger line of a reference whose announced line still plays alongside it
-                // (the same passage repeated in the reference): the activity moves to it once it
-                // leads by a tenth of the announced line's hits (at least 3). Copies that differ
-                // by a hit or two (bit-exact copies on other frame grids) moved the activity
-                // back and forth with every window.
-                if let j = open.indices.first(where: { $0 != i && open[$0].ref == ref && open[$0].announced
-                                                        && open[$0].lastHitFrame >= first }) {
-                    guard hits >= open[j].hits + max(3, open[j].hits / 10) else { continue }
-                    moveActivity(from: j, to: i, segment: seg, alternatives: false)
-                    continue
-                }
-                // A line whose audio holds another reference's announced line (shared material:
-                // that version's line covered only the shared part, this one goes on past it):
-                // the activity moves to it, the other reference its alternative, as `scan` keeps
-                // one entry with the other version as its alternative.
-                if let j = open.indices.first(where: { $0 != i && open[$0].ref != ref && open[$0].announced
-                                                        && Scanner.shares(segment(open[$0]), seg) }) {
-                    moveActivity(from: j, to: i, segment: seg, alternatives: true)
-                    continue
-                }
-                open[i].announced = true
-                open[i].id = nextID
-                nextID += 1
-                open[i].reported = (seg.referenceTime(at: seg.end), seg.timeScale)
-                open[i].reportedAt = seg.end
-                onEvent?(.started(id: open[i].id, segment: withAlternatives(seg)))
-            } else {
-                // Reference time now, against what the last reported line predicts for it.
-                let now = seg.referenceTime(at: seg.end)
-                let old = open[i].reported
-                let predicted = old.referenceStart + old.timeScale * (seg.end - open[i].reportedAt)
-                if abs(old.timeScale - seg.timeScale) > 0.002 || abs(predicted - now) > 0.05 {
-                    open[i].reported = (now, seg.timeScale)
-                    open[i].reportedAt = seg.end
-                    onEvent?(.refined(id: open[i].id, segment: withAlternatives(seg)))
-                }
+    /// The live events, from the decision `scan` makes (``plays(_:)``) over the segments of the
+    /// lines closed lately and those of the open lines, taken as they stand at recording time
+    /// `now` (seconds): so that the monitor's activities are `scan`'s segments.
+    /// - A play of the decision continues the activity of its reference whose segment it
+    ///   overlaps (the most); an activity whose play is gone from the decision moves to a play
+    ///   of another reference over at least half of it (that reference explains the audio
+    ///   better now: `refined` with its id, the other as alternative); else it keeps its last
+    ///   segment.
+    /// - A play no activity holds is announced (`started`) once the decision has held it for
+    ///   ``settleSeconds`` (at once when `final`); a play over an ended activity's audio, of its
+    ///   reference, is that activity's and is not announced again.
+    /// - An activity ends once nothing can change its play any more: every part of it ended
+    ///   more than ``joinGap`` plus a window and a hop ago (a later part on its line could join
+    ///   it before), or the stream ended (`final`).
+    private func decideLive(now: Double, final: Bool) {
+        let decided = plays(liveFinished + open.map { segment($0) })
+        var held = [Int?](repeating: nil, count: activities.count)
+        var free: [Int] = []
+        // Each activity holds the play of its reference that overlaps its segment most, each
+        // play at most one activity.
+        var pairs: [(a: Int, p: Int, overlap: Double)] = []
+        for (p, r) in decided.enumerated() {
+            for a in activities.indices where activities[a].segment.referenceIndex == r.referenceIndex {
+                let o = Scanner.overlap(activities[a].segment, r)
+                if o > 0 { pairs.append((a, p, o)) }
             }
         }
-    }
-
-    /// Moves the activity of announced line `open[j]` to line `open[i]` (same id, `j` no longer
-    /// announced) and reports it as refined with `segment` (line `i`'s segment now), with the
-    /// lines of other references that share its audio (`j`'s among them) as its alternatives
-    /// when `alternatives`.
-    private func moveActivity(from j: Int, to i: Int, segment: Segment, alternatives: Bool) {
-        open[i].announced = true
-        open[i].id = open[j].id
-        open[j].announced = false
-        open[i].reported = (segment.referenceTime(at: segment.end), segment.timeScale)
-        open[i].reportedAt = segment.end
-        onEvent?(.refined(id: open[i].id, segment: alternatives ? withAlternatives(segment) : segment))
+        var taken = Set<Int>()
+        for pair in pairs.sorted(by: { $0.overlap > $1.overlap }) where held[pair.a] == nil && !taken.contains(pair.p) {
+            held[pair.a] = pair.p
+            taken.insert(pair.p)
+        }
+        free = decided.indices.filter { !taken.contains($0) }
+        // An activity whose play is gone: to a play of another reference over half of it.
+        for a in activities.indices where !activities[a].ended && held[a] == nil {
+            let seg = activities[a].segment
+            let half = 0.5 * (seg.end - seg.start)
+            if let k = free.indices.filter({ decided[free[$0]].referenceIndex != seg.referenceIndex
+                                              && Scanner.overlap(decided[free[$0]], seg) >= half })
+                .max(by: { Scanner.overlap(decided[free[$0]], seg) < Scanner.overlap(decided[free[$1]], seg) }) {
+                held[a] = free[k]
+                free.remove(at: k)
+            }
+        }
+        let closeDelay = Scanner.joinGap + options.windowSeconds + options.hopSeconds
+        for a in activities.indices where !activities[a].ended {
+            if let p = held[a] {
+                let seg = decided[p]
+                let moved = seg.referenceIndex != activities[a].segment.referenceIndex
+                activities[a].segment = seg
+                let nowRef = seg.referenceTime(at: seg.end)
+                let old = activities[a].reported
+                let predicted = old.referenceStart + old.timeScale * (seg.end - activities[a].reportedAt)
+                if moved || abs(old.timeScale - seg.timeScale) > 0.002 || abs(predicted - nowRef) > 0.05 {
+                    activities[a].reported = (nowRef, seg.timeScale)
+                    activities[a].reportedAt = seg.end
+                    if !final { onEvent?(.refined(id: activities[a].id, segment: seg)) }
+                }
+            }
+            if final || activities[a].segment.end + closeDelay < now {
+                activities[a].ended = true
+                onEvent?(.ended(id: activities[a].id, segment: activities[a].segment))
+            }
+        }
+        // New plays, once the decision has held them for a while.
+        var seen: [(ref: Int, start: Double, end: Double, since: Double)] = []
+        for p in free {
+            let r = decided[p]
+            // Over the audio of an ended activity of its reference: that play, found again.
+            if activities.contains(where: { $0.ended && $0.segment.referenceIndex == r.referenceIndex
+                                                && Scanner.overlap($0.segment, r) > 0 }) { continue }
+            let since = pending.first { $0.ref == r.referenceIndex && $0.start < r.end && r.start < $0.end }?.since ?? now
+            // Next to another play of its reference (within a second): two lines of one play
+            // that `scan` keeps apart until later parts join one of them, or the other copy of a
+            // passage the reference repeats; the decision may still fold it into the other, so
+            // it waits as long as a part can join (``joinGap``).
+            let beside = activities.contains { $0.segment.referenceIndex == r.referenceIndex && Scanner.overlap($0.segment, r) > -1 }
+                || decided.indices.contains { $0 != p && decided[$0].referenceIndex == r.referenceIndex && Scanner.overlap(decided[$0], r) > -1 }
+            if final || now - since >= (beside ? Scanner.joinGap : Scanner.settleSeconds) {
+                activities.append(Activity(id: nextID, segment: r, reported: (r.referenceTime(at: r.end), r.timeScale),
+                                           reportedAt: r.end))
+                nextID += 1
+                onEvent?(.started(id: activities[activities.count - 1].id, segment: r))
+                if final {
+                    activities[activities.count - 1].ended = true
+                    onEvent?(.ended(id: activities[activities.count - 1].id, segment: r))
+                }
+            } else {
+                seen.append((r.referenceIndex, r.start, r.end, since))
+            }
+        }
+        pending = seen
+        // Forget what can no longer change an open activity's play.
+        let open = activities.filter { !$0.ended }.map(\.segment)
+        liveFinished.removeAll { f in f.end < now - Scanner.liveHorizon && !open.contains { Scanner.overlap($0, f) > 0 } }
+        // An ended activity is remembered while segments of its reference over its audio are:
+        // one that outlives the rest (kept for an activity it overlaps, or a line at another
+        // alignment closed later) would otherwise come up as a play of its own once the
+        // stronger lines were forgotten.
+        activities.removeAll { a in
+            a.ended && a.segment.end < now - Scanner.liveHorizon && !liveFinished.contains {
+                $0.referenceIndex == a.segment.referenceIndex && Scanner.overlap($0, a.segment) > 0
+            }
+        }
     }
 
     private func close(_ s: OpenSegment) {
@@ -1851,25 +1894,7 @@ public final class Scanner {
         let segment = segment(s)
         recentlyClosed.removeAll { $0.lastHitFrame < s.lastHitFrame - historyFrames }
         recentlyClosed.append(s)
-        if s.announced {
-            // A line of the reference at another alignment that started inside this play and
-            // goes on past its end (a passage the reference repeats, played more often than it
-            // repeats it): the play ended where that one starts, as `scan` puts the boundary.
-            // Going on past means its segment ends at least half the closing delay later: the
-            // other copy of a bit-exact passage over the same audio ends with this play (0.24 s
-            // later in an example, with chance hits 4.2 s past it) and, cut there, a 10 s play
-            // became an activity of 0.27 s.
-            var ended = segment
-            let past = options.closeAfterSeconds / 2
-            let later = open.filter { $0.ref == s.ref && $0.firstHitFrame > s.firstHitFrame && $0.lastHitFrame > s.lastHitFrame }
-                .map { self.segment($0) }.filter { $0.confidence >= options.threshold && $0.start > ended.start && $0.start < ended.end
-                    && $0.end > ended.end + past }
-            if let cut = later.map(\.start).min() {
-                ended.end = cut
-                ended.referenceEnd = ended.referenceTime(at: cut)
-            }
-            onEvent?(.ended(id: s.id, segment: withAlternatives(ended)))
-        }
+        if onEvent != nil { liveFinished.append(segment) }
         // Segments under the threshold are kept until ``finish()``: one that continues another
         // on the same line after a quiet passage joins it (see ``resolveOverlaps(_:threshold:)``).
         guard options.keepsSegments else { return }
@@ -1992,7 +2017,7 @@ public final class Scanner {
             // (Any earlier part on the line, not only the reference's last segment: a line of
             // another copy of a repeated passage may lie between the two parts.)
             if let i = joined.lastIndex(where: {
-                $0.referenceIndex == s.referenceIndex && s.start - $0.end < 20 && s.start >= $0.start
+                $0.referenceIndex == s.referenceIndex && s.start - $0.end < Scanner.joinGap && s.start >= $0.start
                     && abs($0.referenceTime(at: s.start) - s.referenceStart) < joinTolerance(gap: s.start - $0.end) && !interrupted($0, s)
             }) {
                 var a = joined[i]

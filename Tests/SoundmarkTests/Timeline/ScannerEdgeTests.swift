@@ -384,3 +384,50 @@ final class ScannerInterruptionTests: XCTestCase {
         }
     }
 }
+
+/// `monitor` (live events) and `scan` on the same audio: the same plays.
+final class ScannerMonitorAgreementTests: XCTestCase {
+    private let rate = 8000
+
+    /// Each activity's last event, in order of first event.
+    private func activities(_ events: [ScanEvent]) -> [Segment] {
+        var order: [Int] = [], last: [Int: Segment] = [:]
+        for e in events {
+            let (id, s): (Int, Segment)
+            switch e {
+            case .started(let i, let seg), .refined(let i, let seg), .ended(let i, let seg): (id, s) = (i, seg)
+            }
+            if last[id] == nil { order.append(id) }
+            last[id] = s
+        }
+        return order.map { last[$0]! }.sorted { $0.start < $1.start }
+    }
+
+    private func compare(_ recording: [Float], index: CatalogIndex, _ name: String) {
+        let scanned = TestSupport.scan(recording, index: index)
+        let monitored = activities(TestSupport.monitorEvents(recording, index: index))
+        let describe = { (s: [Segment]) in s.map { "\($0.item.id) \(String(format: "%.2f-%.2f", $0.start, $0.end))" } }
+        print("AGREE \(name) scan \(describe(scanned)) monitor \(describe(monitored))")
+        XCTAssertEqual(monitored.map(\.item.id), scanned.map(\.item.id), "\(name): \(describe(monitored)) vs \(describe(scanned))")
+        for (m, s) in zip(monitored, scanned) {
+            XCTAssertEqual(m.start, s.start, accuracy: 0.1, name)
+            XCTAssertEqual(m.end, s.end, accuracy: 0.1, name)
+        }
+    }
+
+    /// A play masked under noise (a DJ mix's crowd) with 6 s of it lost to silence, on its own
+    /// time line: `scan` joins the parts into one play, and the monitor must not make two
+    /// activities of it.
+    func testPlayInterruptedByAQuietGapIsOneActivity() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let knolls = try TestSupport.referenceSamples("wesnoth-knolls")
+        for snr: Float in [0, -3, -6] {
+            let clip = Array(knolls[(2 * rate)..<(20 * rate)]) + [Float](repeating: 0, count: 6 * rate)
+                + Array(knolls[(26 * rate)..<(40 * rate)])
+            let recording = [Float](repeating: 0, count: 3 * rate) + TestSupport.withPinkNoise(clip, snr: snr)
+                + [Float](repeating: 0, count: 8 * rate)
+            compare(recording, index: index, "snr \(snr)")
+        }
+    }
+}
