@@ -456,7 +456,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
             print(String(format: "%2d. %@ – %@  %@ (%@ from %@)%@%@%@", i + 1, formatClock(s.start), formatClock(s.end), who, s.item.id,
                          formatClock(s.referenceStart), skew, speed, mark))
             for a in s.alternatives {
-                print("      \(formatClock(a.start)) – \(formatClock(a.end)) is also \(a.item.id) (shared material)")
+                print("      \(formatClock(a.start)) – \(formatClock(a.end)) also matches \(a.item.id) (an alternative: the same audio)")
             }
         }
         if segments.isEmpty { print("no catalog audio found") }
