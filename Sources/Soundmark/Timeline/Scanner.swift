@@ -788,6 +788,18 @@ public final class Scanner {
             return (timeScale, (sy - timeScale * sx) / max(n, 1))
         }
 
+        /// Whether the hits run at a speed the line cannot follow: their least-squares slope is
+        /// well determined (the ``line``'s conditions) and lies ``Scanner/offSpeedSlope`` or more
+        /// from the speed candidate's time scale. The line then keeps the candidate's slope
+        /// and its intercept walks with the hits, so every time it maps is off by up to the
+        /// drift over half its length (speech re-timed 10 %, just past the speed search, gave
+        /// plays at speed 1 mapped 0.5 s off at both ends).
+        var offSpeed: Bool {
+            let d = n * sxx - sx * sx
+            guard n >= 8 && d > 1e-6 && sxx / n > 2000 else { return false }
+            return abs((n * sxy - sx * sy) / d - timeScale) >= Scanner.offSpeedSlope
+        }
+
         /// Distance in frames of a hit from the line.
         func residual(_ h: Hit) -> Double {
             let l = line
@@ -799,6 +811,12 @@ public final class Scanner {
             return l.intercept + l.slope * (Double(x) - x0)
         }
     }
+
+    /// Difference between a line's least-squares slope and its speed candidate's time scale at
+    /// which the line no longer follows its hits (``OpenSegment/offSpeed``): 0.1, the bound
+    /// within which ``OpenSegment/line`` takes the fitted slope. Such a line is no play: its
+    /// times are wrong, and a wrong time is worse than no answer.
+    static let offSpeedSlope = 0.1
 
     /// Hits kept at each end of a segment for its edges (about 30 s of dense music).
     static let edgeHits = 2048
@@ -1622,7 +1640,7 @@ public final class Scanner {
             refEnd = duration
         }
         end = max(end, start)
-        let cap = !capped ? 1 : min(s.spectralVeto.map(SpectralCheck.confidence(score:)) ?? 1,
+        let cap = s.offSpeed ? 0 : !capped ? 1 : min(s.spectralVeto.map(SpectralCheck.confidence(score:)) ?? 1,
                                     s.evidence?.confidence(falseAlarmsPerHour: options.falseAlarmsPerHour) ?? 0)
         var segment = Segment(referenceIndex: s.ref, item: index.references[s.ref].item, start: start, end: end,
                        referenceStart: refStart, referenceEnd: refEnd,
