@@ -63,8 +63,9 @@ func runIdentifyVersions(_ args: ParsedArguments, format: String) throws -> Int3
 }
 
 func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
-    guard ["setlist", "json"].contains(format) else {
-        throw UsageError(message: "scan --versions writes --format setlist or json, not \(format)")
+    let formats = ["setlist", "json", "csv", "srt", "vtt", "ass", "audacity", "cue"]
+    guard formats.contains(format) else {
+        throw UsageError(message: "scan --versions writes --format \(formats.joined(separator: ", ")), not \(format)")
     }
     let (matcher, infos) = try loadVersionMatcher(args)
     let stream = try streamChoice(args), verbose = args.has("verbose")
@@ -88,12 +89,14 @@ func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
                              ("windows", .integer(s.windows))])
                 })))
                 print(JSONOutput.object(members).text)
-            } else {
+            } else if format == "setlist" {
                 if sources.count > 1 { print("# \(source)") }
                 for s in segments {
                     print(String(format: "%@  %@–%@  transposition %+d  timeScale %.3f  confidence %.2f", infos[s.match.referenceIndex].item.id,
                                  formatTimestamp(s.start), formatTimestamp(s.end), s.match.transposition, s.timeScale, s.match.confidence))
                 }
+            } else {
+                print(versionTimeline(segments, infos: infos, source: source, format: format), terminator: "")
             }
         } catch {
             printError(describe(error))
@@ -103,6 +106,37 @@ func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
     }
     if failures > 0 && sources.count > 1 { printError("\(failures) of \(sources.count) recording(s) failed") }
     return failures == sources.count ? Exit.error : (failures + empty == 0 ? Exit.ok : Exit.none)
+}
+
+/// The segments of `scan --versions` in a timeline format, as `scan` writes its segments: `csv`
+/// (one row a segment: start, end, id, title, artist, referenceStart, referenceEnd, confidence,
+/// frequencySkew, timeScale, transposition in semitones; seconds with 3 decimals), `srt`, `vtt`,
+/// `ass` and `audacity` (one cue a segment, the reference's byline), `cue` (one track a segment,
+/// a stretch before the first one an unidentified track).
+func versionTimeline(_ segments: [VersionSegment], infos: [ReferenceInfo], source: String, format: String) -> String {
+    let items = segments.map { infos[$0.match.referenceIndex].item }
+    let cues = zip(segments, items).map { s, item in Cue(start: s.start, end: s.end, text: item.byline()) }
+    switch format {
+    case "csv":
+        let rows = zip(segments, items).map { s, item in
+            [String(format: "%.3f", s.start), String(format: "%.3f", s.end), item.id, item.title ?? "", item.artist ?? "",
+             String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
+             String(format: "%.4f", s.match.confidence), String(format: "%.4f", pow(2, Double(s.match.transposition) / 12) - 1),
+             String(format: "%.3f", s.timeScale), "\(s.match.transposition)"]
+        }
+        return CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence",
+                                      "frequencySkew", "timeScale", "transposition"], rows: rows)
+    case "srt": return CueWriter.srt(cues)
+    case "vtt": return CueWriter.webVTT(cues)
+    case "ass": return CueWriter.ass(cues)
+    case "audacity": return CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) })
+    default:
+        let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
+        let tracks = zip(segments, items).map { s, item in
+            CueSheetTrack(start: s.start, title: item.displayTitle, performer: MediaItem.nonBlank(item.artist), end: s.end)
+        }
+        return CueWriter.cueSheet(file: file, tracks: tracks, gapTitle: CueWriter.unidentifiedTitle)
+    }
 }
 
 /// `catalog upgrade`'s second step: version features for the references that lack them,
