@@ -165,10 +165,11 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         try MonitorRecorder(target: target, name: source, durations: referenceDurations(index),
                             wallOrigin: { clock == "wall" ? writer.origin : nil })
     }
-    let markerTracker = try MonitorMarkers(args, catalog: catalog, index: index, writer: writer)
+    let scanOptions = try parseScanOptions(args)
+    let markerTracker = try MonitorMarkers(args, catalog: catalog, index: index, writer: writer, scanOptions: scanOptions)
     var sourceOptions = LiveSourceOptions(streamIndex: stream.index, language: stream.language, reconnectTimeout: reconnectTimeout)
     if let openTimeout { sourceOptions.openTimeout = openTimeout }
-    let session = ManagedSession(index: index, scanOptions: try parseScanOptions(args), sourceOptions: sourceOptions,
+    let session = ManagedSession(index: index, scanOptions: scanOptions, sourceOptions: sourceOptions,
                                  watch: catalogPoll > 0 ? (try catalogFilePath(catalogPath), catalogPoll) : nil)
     if catalogPoll > 0 && PostgresLocation.isPostgres(catalogPath) {
         // The session watches the local cache; this pulls the server's changes into it.

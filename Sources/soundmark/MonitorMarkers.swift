@@ -5,10 +5,11 @@ import Soundmark
 /// and refines the open activities with them.
 ///
 /// A payload decoded by a 10 s window (one every 5 s) is matched, once the recording has gone
-/// ``settleSeconds`` past the window's midpoint (so that activities that ended before it have
-/// written their `segment.ended`), to every activity still open that covers at least 6 s of the
-/// window (it started no later than 4 s into it): marker events come 15–20 s after the audio
-/// that carried the payload. The first time an activity sees a
+/// ``settleSeconds`` past the window's midpoint (``ScanOptions/activityEndDelay`` + 5 s: so that
+/// activities that ended before it have written their `segment.ended`), to every activity
+/// still open that covers at least 6 s of the window (it started no later than 4 s into it):
+/// marker events come about 40 s after the audio that carried the payload (with the default
+/// window and hop). The first time an activity sees a
 /// payload, a `segment.refined` event is written for it with `"trait":{"marker":true}` and
 /// `"marker":{"payload","firstSeen","reference","refined"}`; when the catalog records the payload
 /// for another reference of the same audio (another open activity over the same stretch, or
@@ -35,11 +36,13 @@ final class MonitorMarkers {
     private var firstPayload: [Int: UInt32] = [:]
     /// Windows decoded, in recording seconds, waiting until the recording passes their midpoint + ``settleSeconds``.
     private var pending: [MarkerDetection] = []
-    /// Seconds past a window's midpoint before it is matched to the activities.
-    static let settleSeconds = 10.0
+    /// Seconds past a window's midpoint before it is matched to the activities: the scan
+    /// options' ``ScanOptions/activityEndDelay`` plus 5 s (10 s before activities were ended that late:
+    /// a marker in the spot after a play was then given to the play that had just ended too).
+    private let settleSeconds: Double
 
     /// nil when markers are not to be read (no marker in the catalog and no `--marker`).
-    init?(_ args: ParsedArguments, catalog: Catalog, index: CatalogIndex, writer: MonitorWriter) throws {
+    init?(_ args: ParsedArguments, catalog: Catalog, index: CatalogIndex, writer: MonitorWriter, scanOptions: ScanOptions) throws {
         let markers = try catalog.markers()
         let rate = index.configuration.sampleRate
         guard args.has("marker") || !markers.isEmpty else { return nil }
@@ -48,6 +51,9 @@ final class MonitorMarkers {
             return nil
         }
         self.writer = writer
+        // (A window that starts inside a play's last 6 s decodes the next spot's payload at
+        // most 6 s after that play's end, 5 s past the window's midpoint: 5 s more.)
+        settleSeconds = scanOptions.activityEndDelay + 5
         self.catalog = catalog
         self.markers = markers
         self.index = index
@@ -98,7 +104,7 @@ final class MonitorMarkers {
         }
         expected = start + Double(samples.count) / Double(sampleRate)
         handle(detector.consume(samples))
-        let ready = pending.prefix { ($0.start + $0.end) / 2 + Self.settleSeconds <= expected }
+        let ready = pending.prefix { ($0.start + $0.end) / 2 + settleSeconds <= expected }
         pending.removeFirst(ready.count)
         match(Array(ready))
     }

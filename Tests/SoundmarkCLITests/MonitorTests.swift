@@ -871,7 +871,7 @@ final class MonitorTests: XCTestCase {
         let help = try run(["monitor", "--help"])
         XCTAssertEqual(help.status, 0)
         let text = help.lines.joined(separator: "\n")
-        for phrase in ["Latency", "closeAfterSeconds", "60 s", "--reconnect", "--clock", "stream.gap", "--catalog-poll", "data_version"] {
+        for phrase in ["Latency", "about 28 s after its end", "60 s", "--reconnect", "--clock", "stream.gap", "--catalog-poll", "data_version"] {
             XCTAssertTrue(text.contains(phrase), "help lacks '\(phrase)'")
         }
     }

@@ -1833,7 +1833,7 @@ public final class Scanner {
                 free.remove(at: k)
             }
         }
-        let closeDelay = Scanner.joinGap + options.windowSeconds + options.hopSeconds
+        let closeDelay = options.activityEndDelay
         for a in activities.indices where !activities[a].ended {
             if let p = held[a] {
                 let seg = decided[p]
@@ -2212,4 +2212,11 @@ struct VoteTable {
         used.removeAll(keepingCapacity: true)
         return result
     }
+}
+
+extension ScanOptions {
+    /// Seconds of recording after a play's end at which `monitor` ends its activity (writes
+    /// `segment.ended`): ``Scanner/joinGap`` plus a window and a hop, as long as a later part
+    /// on its line could still join it. 31.5 s with the defaults.
+    public var activityEndDelay: Double { Scanner.joinGap + windowSeconds + hopSeconds }
 }
