@@ -323,7 +323,7 @@ while read -r command; do
                      *) run --expect-refusal "option" $command $base --$option "$v" ;; esac
       fi
     done
-  done < <("$SM" $command --help 2>/dev/null | perl -ne 'if (/^\s+--([a-z][a-z-]*) [A-Z][A-Z_]*\s.*?(?<![\w.])(-?\d[\d.]*)…(-?\d[\d.]*)(?![\w])/) { print "$1|$2|$3\n" }')
+  done < <("$SM" $command --help 2>/dev/null | perl -ne 'if (/^\s+--([a-z][a-z-]*) [A-Z][A-Z_]*\s.*?(?<![\w.-])(-?\d[\d.]*(?:e-?\d+)?)…(-?\d[\d.]*(?:e-?\d+)?)(?![\w])/) { print "$1|$2|$3\n" }')
 done <<<"$commands"
 check_catalog "options"
 
