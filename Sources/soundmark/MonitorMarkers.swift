@@ -8,7 +8,7 @@ import Soundmark
 /// ``settleSeconds`` past the window's midpoint (``ScanOptions/activityEndDelay`` + 5 s: so that
 /// activities that ended before it have written their `segment.ended`), to every activity
 /// still open that covers at least 6 s of the window (it started no later than 4 s into it):
-/// marker events come about 40 s after the audio that carried the payload (with the default
+/// marker events come about 35 s after the audio that carried the payload (with the default
 /// window and hop). The first time an activity sees a
 /// payload, a `segment.refined` event is written for it with `"trait":{"marker":true}` and
 /// `"marker":{"payload","firstSeen","reference","refined"}`; when the catalog records the payload

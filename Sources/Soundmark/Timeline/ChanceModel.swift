@@ -51,8 +51,8 @@ public enum ChanceModel {
 ///   audio, NFA = tests × tail, must be at most the user's false-alarm rate
 ///   (``ScanOptions/falseAlarmsPerHour``, default 0.001: one false play in 1,000 hours).
 public struct PlayEvidence: Sendable, Equatable {
-    /// Frames of one slot: 16 (0.256 s at the default 16 ms hop).
-    public static let slotFrames = 16
+    /// Frames of one slot: ``Matcher/slotFrames`` (16, 0.256 s at the default 16 ms hop), the slot of identify's line check.
+    public static let slotFrames = Matcher.slotFrames
     /// Reference offsets (seconds) of the chance lines: 12, irregular so that a loop's period
     /// hits at most a few of them.
     public static let shifts: [Double] = [-11.1, -8.3, -5.9, -3.7, -2.3, -1.1, 1.1, 2.3, 3.7, 5.9, 8.3, 11.1]

@@ -695,13 +695,8 @@ public final class Scanner {
     static let youngLineWindows = 4
 
     private struct OpenSegment {
-        var id = 0
         /// Windows that have counted this line's hits since it opened.
         var recounts = 0
-        var announced = false
-        /// Reference time and speed last reported, at recording time `reportedAt`.
-        var reported: (referenceStart: Double, timeScale: Double) = (0, 0)
-        var reportedAt = 0.0
         var ref: Int
         var candidate: Int
         var timeScale: Double
@@ -778,27 +773,27 @@ public final class Scanner {
             n += 1; sx += dx; sy += y; sxx += dx * dx; sxy += dx * y
         }
 
-        /// (slope, reference frame at recording frame x0).
-        var line: (slope: Double, intercept: Double) {
+        /// The hits' least-squares slope (reference frames per recording frame), when it is well
+        /// determined: 8 hits or more spread over more than 45 frames (standard deviation).
+        var fittedSlope: Double? {
             let d = n * sxx - sx * sx
-            if n >= 8 && d > 1e-6 && sxx / n > 2000 {
-                let slope = (n * sxy - sx * sy) / d
-                if abs(slope - timeScale) < 0.1 { return (slope, (sy - slope * sx) / n) }
-            }
+            guard n >= 8 && d > 1e-6 && sxx / n > 2000 else { return nil }
+            return (n * sxy - sx * sy) / d
+        }
+
+        /// (slope, reference frame at recording frame x0): the fitted slope within
+        /// ``Scanner/offSpeedSlope`` of the speed candidate's time scale, else the time scale.
+        var line: (slope: Double, intercept: Double) {
+            if let slope = fittedSlope, abs(slope - timeScale) < Scanner.offSpeedSlope { return (slope, (sy - slope * sx) / n) }
             return (timeScale, (sy - timeScale * sx) / max(n, 1))
         }
 
-        /// Whether the hits run at a speed the line cannot follow: their least-squares slope is
-        /// well determined (the ``line``'s conditions) and lies ``Scanner/offSpeedSlope`` or more
-        /// from the speed candidate's time scale. The line then keeps the candidate's slope
-        /// and its intercept walks with the hits, so every time it maps is off by up to the
-        /// drift over half its length (speech re-timed 10 %, just past the speed search, gave
-        /// plays at speed 1 mapped 0.5 s off at both ends).
-        var offSpeed: Bool {
-            let d = n * sxx - sx * sx
-            guard n >= 8 && d > 1e-6 && sxx / n > 2000 else { return false }
-            return abs((n * sxy - sx * sy) / d - timeScale) >= Scanner.offSpeedSlope
-        }
+        /// Whether the hits run at a speed the line cannot follow: their ``fittedSlope`` lies
+        /// ``Scanner/offSpeedSlope`` or more from the speed candidate's time scale. The line then
+        /// keeps the candidate's slope and its intercept walks with the hits, so every time it
+        /// maps is off by up to the drift over half its length (speech re-timed 10 %, just past
+        /// the speed search, gave plays at speed 1 mapped 0.5 s off at both ends).
+        var offSpeed: Bool { fittedSlope.map { abs($0 - timeScale) >= Scanner.offSpeedSlope } ?? false }
 
         /// Distance in frames of a hit from the line.
         func residual(_ h: Hit) -> Double {
@@ -884,7 +879,7 @@ public final class Scanner {
                     guard all.count >= options.minWindowHits else { return }
                 }
             }
-            var s = OpenSegment(id: 0, ref: ref, candidate: ci, timeScale: scale,
+            var s = OpenSegment(ref: ref, candidate: ci, timeScale: scale,
                                 firstHitFrame: Int(all.first!.x), lastHitFrame: Int(all.last!.x))
             s.x0 = Double(s.firstHitFrame)
             for h in all { s.add(h) }
@@ -2217,6 +2212,6 @@ struct VoteTable {
 extension ScanOptions {
     /// Seconds of recording after a play's end at which `monitor` ends its activity (writes
     /// `segment.ended`): ``Scanner/joinGap`` plus a window and a hop, as long as a later part
-    /// on its line could still join it. 31.5 s with the defaults.
+    /// on its line could still join it. 27.5 s with the defaults (20 + 6 + 1.5).
     public var activityEndDelay: Double { Scanner.joinGap + windowSeconds + hopSeconds }
 }
