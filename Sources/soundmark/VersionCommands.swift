@@ -20,46 +20,59 @@ func loadVersionMatcher(_ args: ParsedArguments) throws -> (VersionMatcher, [Ref
 
 func versionMatchJSON(_ m: VersionMatch, _ info: ReferenceInfo) -> JSONOutput {
     .object([("reference", info.item.json), ("matchOffset", .seconds(m.referenceStart)),
-             ("frequencySkew", .number(pow(2, Double(m.transposition) / 12) - 1, decimals: 4)),
+             ("frequencySkew", .number(m.frequencySkew, decimals: 4)),
              ("confidence", .number(m.confidence, decimals: 4)), ("transposition", .integer(m.transposition)),
              ("timeScale", .number(m.timeScale, decimals: 3)), ("referenceStart", .seconds(m.referenceStart)),
              ("referenceEnd", .seconds(m.referenceEnd)), ("distance", .number(m.distance, decimals: 4)),
              ("score", .number(m.score, decimals: 3))])
 }
 
-func runIdentifyVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
-    let (matcher, infos) = try loadVersionMatcher(args)
+/// Runs `body` on the chroma of every SOURCE of `identify/scan --versions` (decoded at the
+/// fingerprint's rate), in order, flushing after each. A source that fails is named in a
+/// one-line error and the others go on; with several sources a closing line counts the
+/// failures (`noun`: "clip", "recording").
+/// - Parameter body: writes the source's answer; returns whether it found anything.
+/// - Returns: the exit code: ``Exit/error`` when every source failed, ``Exit/ok`` when every
+///   one found something, else ``Exit/none``.
+private func forEachVersionSource(_ args: ParsedArguments, noun: String,
+                                  _ body: (_ source: String, _ chroma: ChromaSequence, _ several: Bool) throws -> Bool) throws -> Int32 {
     let stream = try streamChoice(args), verbose = args.has("verbose")
     let sources = args.positional
-    var failures = 0, unmatched = 0
+    var failures = 0, empty = 0
     for source in sources {
         do {
             let decoder = try openMedia(source, sampleRate: Configuration().sampleRate, stream, verbose: verbose)
-            let chroma = try ChromaAccumulator.chroma(decoding: decoder)
-            let match = matcher.identify(chroma)
-            if match == nil { unmatched += 1 }
-            if format == "json" {
-                var members: [(String, JSONOutput)] = []
-                if sources.count > 1 { members.append(("source", .string(source))) }
-                members.append(("matches", .array(match.map { [versionMatchJSON($0, infos[$0.referenceIndex])] } ?? [])))
-                print(JSONOutput.object(members).text)
-            } else {
-                if sources.count > 1 { print("# \(source)") }
-                if let m = match {
-                    print(String(format: "%@  at %@  transposition %+d  timeScale %.3f  confidence %.2f", infos[m.referenceIndex].item.id,
-                                 formatTimestamp(m.referenceStart), m.transposition, m.timeScale, m.confidence))
-                } else {
-                    print("no match")
-                }
-            }
+            if try !body(source, try ChromaAccumulator.chroma(decoding: decoder), sources.count > 1) { empty += 1 }
         } catch {
             printError(describe(error))
             failures += 1
         }
         fflush(stdout)
     }
-    if failures > 0 && sources.count > 1 { printError("\(failures) of \(sources.count) clip(s) failed") }
-    return failures == sources.count ? Exit.error : (failures + unmatched == 0 ? Exit.ok : Exit.none)
+    if failures > 0 && sources.count > 1 { printError("\(failures) of \(sources.count) \(noun)(s) failed") }
+    return failures == sources.count ? Exit.error : (failures + empty == 0 ? Exit.ok : Exit.none)
+}
+
+func runIdentifyVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
+    let (matcher, infos) = try loadVersionMatcher(args)
+    return try forEachVersionSource(args, noun: "clip") { source, chroma, several in
+        let match = matcher.identify(chroma)
+        if format == "json" {
+            var members: [(String, JSONOutput)] = []
+            if several { members.append(("source", .string(source))) }
+            members.append(("matches", .array(match.map { [versionMatchJSON($0, infos[$0.referenceIndex])] } ?? [])))
+            print(JSONOutput.object(members).text)
+        } else {
+            if several { print("# \(source)") }
+            if let m = match {
+                print(String(format: "%@  at %@  transposition %+d  timeScale %.3f  confidence %.2f", infos[m.referenceIndex].item.id,
+                             formatTimestamp(m.referenceStart), m.transposition, m.timeScale, m.confidence))
+            } else {
+                print("no match")
+            }
+        }
+        return match != nil
+    }
 }
 
 func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
@@ -68,44 +81,31 @@ func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
         throw UsageError(message: "scan --versions writes --format \(formats.joined(separator: ", ")), not \(format)")
     }
     let (matcher, infos) = try loadVersionMatcher(args)
-    let stream = try streamChoice(args), verbose = args.has("verbose")
-    let sources = args.positional
-    var failures = 0, empty = 0
-    for source in sources {
-        do {
-            let decoder = try openMedia(source, sampleRate: Configuration().sampleRate, stream, verbose: verbose)
-            let chroma = try ChromaAccumulator.chroma(decoding: decoder)
-            let segments = matcher.scan(chroma, referenceDurations: infos.map(\.duration))
-            if segments.isEmpty { empty += 1 }
-            if format == "json" {
-                var members: [(String, JSONOutput)] = []
-                if sources.count > 1 { members.append(("source", .string(source))) }
-                members.append(("segments", .array(segments.map { s in
-                    .object([("start", .seconds(s.start)), ("end", .seconds(s.end)), ("reference", infos[s.match.referenceIndex].item.json),
-                             ("referenceStart", .seconds(s.referenceStart)), ("referenceEnd", .seconds(s.referenceEnd)),
-                             ("confidence", .number(s.match.confidence, decimals: 4)),
-                             ("frequencySkew", .number(pow(2, Double(s.match.transposition) / 12) - 1, decimals: 4)),
-                             ("transposition", .integer(s.match.transposition)), ("timeScale", .number(s.timeScale, decimals: 3)),
-                             ("windows", .integer(s.windows))])
-                })))
-                print(JSONOutput.object(members).text)
-            } else if format == "setlist" {
-                if sources.count > 1 { print("# \(source)") }
-                for s in segments {
-                    print(String(format: "%@  %@–%@  transposition %+d  timeScale %.3f  confidence %.2f", infos[s.match.referenceIndex].item.id,
-                                 formatTimestamp(s.start), formatTimestamp(s.end), s.match.transposition, s.timeScale, s.match.confidence))
-                }
-            } else {
-                print(versionTimeline(segments, infos: infos, source: source, format: format), terminator: "")
+    return try forEachVersionSource(args, noun: "recording") { source, chroma, several in
+        let segments = matcher.scan(chroma, referenceDurations: infos.map(\.duration))
+        if format == "json" {
+            var members: [(String, JSONOutput)] = []
+            if several { members.append(("source", .string(source))) }
+            members.append(("segments", .array(segments.map { s in
+                .object([("start", .seconds(s.start)), ("end", .seconds(s.end)), ("reference", infos[s.match.referenceIndex].item.json),
+                         ("referenceStart", .seconds(s.referenceStart)), ("referenceEnd", .seconds(s.referenceEnd)),
+                         ("confidence", .number(s.match.confidence, decimals: 4)),
+                         ("frequencySkew", .number(s.match.frequencySkew, decimals: 4)),
+                         ("transposition", .integer(s.match.transposition)), ("timeScale", .number(s.timeScale, decimals: 3)),
+                         ("windows", .integer(s.windows))])
+            })))
+            print(JSONOutput.object(members).text)
+        } else if format == "setlist" {
+            if several { print("# \(source)") }
+            for s in segments {
+                print(String(format: "%@  %@–%@  transposition %+d  timeScale %.3f  confidence %.2f", infos[s.match.referenceIndex].item.id,
+                             formatTimestamp(s.start), formatTimestamp(s.end), s.match.transposition, s.timeScale, s.match.confidence))
             }
-        } catch {
-            printError(describe(error))
-            failures += 1
+        } else {
+            print(versionTimeline(segments, infos: infos, source: source, format: format), terminator: "")
         }
-        fflush(stdout)
+        return !segments.isEmpty
     }
-    if failures > 0 && sources.count > 1 { printError("\(failures) of \(sources.count) recording(s) failed") }
-    return failures == sources.count ? Exit.error : (failures + empty == 0 ? Exit.ok : Exit.none)
 }
 
 /// The segments of `scan --versions` in a timeline format, as `scan` writes its segments: `csv`
@@ -121,7 +121,7 @@ func versionTimeline(_ segments: [VersionSegment], infos: [ReferenceInfo], sourc
         let rows = zip(segments, items).map { s, item in
             [String(format: "%.3f", s.start), String(format: "%.3f", s.end), item.id, item.title ?? "", item.artist ?? "",
              String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
-             String(format: "%.4f", s.match.confidence), String(format: "%.4f", pow(2, Double(s.match.transposition) / 12) - 1),
+             String(format: "%.4f", s.match.confidence), String(format: "%.4f", s.match.frequencySkew),
              String(format: "%.3f", s.timeScale), "\(s.match.transposition)"]
         }
         return CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence",

@@ -48,6 +48,10 @@ public struct VersionMatch: Equatable, Sendable {
     public var score: Double
     /// 0…1: the chance model's probability that this is not chance (see ``VersionMatcher``).
     public var confidence: Double
+
+    /// The transposition as ShazamKit's `frequencySkew`: query pitch / reference pitch − 1,
+    /// 2^(transposition/12) − 1 in equal temperament (+2 semitones: 0.1225).
+    public var frequencySkew: Double { pow(2, Double(transposition) / 12) - 1 }
 }
 
 /// One entry of a concert's set-list.
