@@ -2063,7 +2063,7 @@ public final class Scanner {
         // alternative for that stretch. Two segments over the same stretch (each ≥ 80 % inside the
         // other, 0.77–1.3 times the hit rate) are one entry with the other as its alternative.
         var shared: [Int: [(item: MediaItem, start: Double, end: Double)]] = [:]
-        var explained = Set<Int>()
+        var explainedBy: [Int: Int] = [:]
         for (i, s) in candidates.enumerated() {
             let length = max(s.end - s.start, 1e-3)
             let rate = Double(s.hits) / length
@@ -2091,16 +2091,25 @@ public final class Scanner {
                 return otherLength > length - 2 && mutual >= 0.8 && rate >= 0.77 * otherRate
                     && (o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id))
             }) {
-                explained.insert(i)
-                // One alternative per reference, over the span its segments cover.
-                if let k = shared[j]?.firstIndex(where: { $0.item.id == s.item.id }) {
-                    shared[j]![k].start = min(shared[j]![k].start, s.start)
-                    shared[j]![k].end = max(shared[j]![k].end, s.end)
-                } else {
-                    shared[j, default: []].append((s.item, s.start, s.end))
-                }
+                explainedBy[i] = j
             }
         }
+        // Each explained segment is an alternative of the entry that explains it in the end:
+        // with three copies of a spot, the weakest explained by the middle one, which the
+        // strongest explains in turn, was lost with the middle one. One alternative per
+        // reference, over the span its segments cover.
+        for (i, _) in explainedBy.sorted(by: { $0.key < $1.key }) {
+            var root = i, steps = 0
+            while let next = explainedBy[root], steps < candidates.count { root = next; steps += 1 }
+            let s = candidates[i]
+            if let k = shared[root]?.firstIndex(where: { $0.item.id == s.item.id }) {
+                shared[root]![k].start = min(shared[root]![k].start, s.start)
+                shared[root]![k].end = max(shared[root]![k].end, s.end)
+            } else if candidates[root].item.id != s.item.id {
+                shared[root, default: []].append((s.item, s.start, s.end))
+            }
+        }
+        let explained = Set(explainedBy.keys)
         // Strongest first (more hits; on a tie the earlier start, then the earlier reference
         // time: of bit-exact copies of a passage over the same stretch one is kept), each kept
         // unless a segment already kept covers it. Only a kept segment covers: a play of a
