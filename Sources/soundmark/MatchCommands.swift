@@ -242,11 +242,12 @@ struct FingerprintedChunk {
 func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                    onAudio: (([Float]) -> Void)? = nil,
-                   shazam: ShazamScanReferences? = nil) throws -> (segments: [Segment], duration: Double, decoder: MediaDecoder?) {
+                   shazam: ShazamScanReferences? = nil) throws -> (segments: [Segment], partial: [PartialMaterial], duration: Double,
+                                                                   decoder: MediaDecoder?) {
     if let input = try signatureInput(source) {
         // A signature file as the recording (see SignatureCommands.swift).
         let (segments, duration) = try scanSignatureInput(input, source: source, index: index, options: options, shazam: shazam)
-        return (segments, duration, nil)
+        return (segments, [], duration, nil)
     }
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
     let scanner = Scanner(index: index, options: options)
@@ -290,7 +291,7 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
     var segments = scanner.finish(recordingDuration: seconds)
     // Imported Shazam references (no postings) through the recording's Shazam peaks.
     if let shazam { segments = try shazam.adding(to: segments, source: source, stream: stream) }
-    return (segments, duration, decoder)
+    return (segments, scanner.partialMaterial, duration, decoder)
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {
@@ -324,12 +325,12 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let scans = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i -> ScannedRecording in
         var digest = AudioDigest()
         let reader = markerReaders[i]
-        let (fingerprinted, duration, decoder) = try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose,
+        let (fingerprinted, partial, duration, decoder) = try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose,
                                                                    onSamples: digests ? { digest.append($0) } : nil,
                                                                    onAudio: reader.map { r in { r.consume($0) } }, shazam: shazam)
         let marked = reader?.finish(fingerprinted, index: index)
-        return ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, duration: duration, decoder: decoder,
-                                digest: digests ? digest.hex : nil, marked: marked)
+        return ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, partial: partial, duration: duration,
+                                decoder: decoder, digest: digests ? digest.hex : nil, marked: marked)
     }
     guard sources.count > 1 else {
         let result = try scans.take(0)
@@ -357,6 +358,8 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
 /// it) and each segment's marker (when markers were read).
 struct ScannedRecording {
     var segments: [Segment]
+    /// Stretches of partial material (never plays; see ``PartialMaterial``).
+    var partial: [PartialMaterial] = []
     var duration: Double
     var decoder: MediaDecoder?
     var digest: String?
@@ -473,7 +476,8 @@ func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: 
                            ("text", .string(m.cue.text))])
     }
     let segmentJSON = result.marked?.map { $0.segment.json(marker: $0.marker) } ?? result.segments.map(\.json)
-    return JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)), ("cues", .array(cueJSON))])
+    return JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)), ("cues", .array(cueJSON)),
+                              ("partial", .array(result.partial.map(\.json)))])
 }
 
 /// The annotations of every reference found in `segments`, by reference index (references
@@ -542,6 +546,17 @@ extension Segment {
                  ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
                                              ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
                                              ("speed", .number(timeScale, decimals: 5))])]))])
+    }
+}
+
+extension PartialMaterial {
+    /// The segment's members but `alternatives` and `pieces` (`start`, `end`, `reference`,
+    /// `referenceStart`, `referenceEnd`, `confidence`, `frequencySkew`, `hits`), then `within`
+    /// (the play's reference) and `sharedSlots` (0…1).
+    var json: JSONOutput {
+        guard case .object(let members) = segment.json else { return segment.json }
+        return .object(members.filter { $0.0 != "alternatives" && $0.0 != "pieces" }
+                       + [("within", within.json), ("sharedSlots", .number(sharedSlots, decimals: 3))])
     }
 }
 

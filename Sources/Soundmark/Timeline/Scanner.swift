@@ -302,8 +302,14 @@ public final class Scanner {
         for s in open { close(s) }
         open.removeAll()
         if onEvent != nil { decideLive(now: Double(clockFrame) * hop, final: true) }
-        return plays(finished)
+        let resolved = resolve(finished)
+        partialMaterial = resolved.partial
+        return resolved.plays
     }
+
+    /// The partial material of the recording (see ``PartialMaterial``), in recording order: set
+    /// by ``finish(recordingDuration:)``, empty before.
+    public private(set) var partialMaterial: [PartialMaterial] = []
 
     // MARK: voting
 
@@ -1773,12 +1779,18 @@ public final class Scanner {
     /// `scan`'s decision over `segments`: ``resolveOverlaps(_:threshold:postings:)`` with this
     /// scanner's threshold and reference postings, without plays shorter than the minimum
     /// duration. `scan` (``finish(recordingDuration:)``) and the live events use it alike.
-    private func plays(_ segments: [Segment]) -> [Segment] {
-        Scanner.resolveOverlaps(segments, threshold: options.threshold, postings: { [self] ref, from, to in
+    private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
+
+    /// ``Scanner/resolve(_:threshold:postings:sameRecording:)`` of `segments` with this scan's
+    /// catalog, plays and partial material shorter than ``ScanOptions/minimumDuration`` left out.
+    private func resolve(_ segments: [Segment]) -> (plays: [Segment], partial: [PartialMaterial]) {
+        let r = Scanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
         }, sameRecording: { [self] a, b in
             Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
-        }).filter { $0.end - $0.start >= options.minimumDuration }
+        })
+        let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration }
+        return (r.plays.filter(long), r.partial.filter { long($0.segment) })
     }
 
     /// Seconds two segments overlap (negative: the gap between them).
@@ -1999,6 +2011,17 @@ public final class Scanner {
     static func resolveOverlaps(_ segments: [Segment], threshold: Double,
                                 postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 },
                                 sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 }) -> [Segment] {
+        resolve(segments, threshold: threshold, postings: postings, sameRecording: sameRecording).plays
+    }
+
+    /// ``resolveOverlaps(_:threshold:postings:sameRecording:)``, and the partial material it
+    /// leaves out of the plays: each segment of another reference beyond chance (at least
+    /// `threshold`) that a play covers (``PartialMaterial``), where the two references are not
+    /// the same recording (their ``sameRecordingShare(_:_:hop:postings:)``, `sameRecording`,
+    /// under ``Matcher/duplicateCoverage``). Joined parts as the plays'; in recording order.
+    static func resolve(_ segments: [Segment], threshold: Double,
+                        postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 },
+                        sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 }) -> (plays: [Segment], partial: [PartialMaterial]) {
         /// Whether the stretch between two parts of a play on one line was other audio (another
         /// reference, another part of this one, other music, speech, silence) rather than a
         /// quiet passage of the reference: both parts are heard clearly (``interruptionRate``
@@ -2124,19 +2147,28 @@ public final class Scanner {
             return i < j
         }
         var kept: [Segment] = []
+        var partial: [PartialMaterial] = []
         for i in order {
             var s = candidates[i]
             s.alternatives = shared[i] ?? []
             let length = max(s.end - s.start, 1e-3)
-            let covered = kept.contains { o in
+            let covering = kept.firstIndex { o in
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
                 if o.referenceIndex == s.referenceIndex { return overlap >= 0.3 }
                 return overlap >= 0.6 && o.hits >= 4 * s.hits
             }
-            if !covered { kept.append(s) }
+            guard let c = covering else { kept.append(s); continue }
+            // Another reference's material inside a play, beyond chance, and not the same recording
+            // there: a layer the two share (a loop, a sample, a quote). A copy of the play's own
+            // reference, or the same recording, is the play's.
+            let o = kept[c]
+            guard o.referenceIndex != s.referenceIndex, o.item.id != s.item.id else { continue }
+            s.alternatives = []
+            partial.append(PartialMaterial(segment: s, within: o.item, sharedSlots: sameRecording(s, o)))
         }
+        partial = PartialMaterial.merged(partial)
         var all = kept.sorted { $0.start < $1.start }
-        guard all.count > 1 else { return all }
+        guard all.count > 1 else { return (all, partial) }
         for i in 1..<all.count {
             var a = all[i - 1], b = all[i]
             if a.start < b.start && a.end < b.end, let middle = Scanner.boundary(a, b) {
@@ -2151,7 +2183,7 @@ public final class Scanner {
                 all[i] = b
             }
         }
-        return all
+        return (all, partial)
     }
 }
 
