@@ -1,7 +1,10 @@
+import Foundation
+
 /// A 128-bit digest of decoded audio (the Float32 samples' bit patterns, in order) and of its
 /// length: what identifies a recording in the ``Library`` whatever its file name. Two
 /// independent 64-bit multiply–xorshift lanes; not cryptographic (it tells recordings apart,
-/// it does not resist forgery).
+/// it does not resist forgery). Alongside it, an ``AudioPrint`` of the same samples: what still
+/// names the recording when another decoder trims or pads its start and end.
 public struct AudioDigest: Sendable {
     private var a: UInt64 = 0x9E37_79B9_7F4A_7C15
     private var b: UInt64 = 0xC2B2_AE3D_27D4_EB4F
@@ -11,9 +14,13 @@ public struct AudioDigest: Sendable {
     /// Creates an empty digest.
     public init() {}
 
+    /// The coarse print of the samples digested so far (empty for bytes).
+    public private(set) var audioPrint = AudioPrint()
+
     /// Adds samples.
     public mutating func append(_ samples: UnsafeBufferPointer<Float>) {
         absorb(samples) { UInt64($0.bitPattern) }
+        audioPrint.append(samples)
     }
 
     /// Adds samples.
@@ -55,5 +62,76 @@ public struct AudioDigest: Sendable {
             return String(repeating: "0", count: 16 - s.count) + s
         }
         return hex16(mix(a)) + hex16(mix(b ^ 0x5851_F42D_4C95_7F2D))
+    }
+}
+
+/// A coarse print of decoded audio that survives a decoder's lead and trim: from the first
+/// sample at or above −54 dBFS (so silence a decoder adds before the audio is skipped), per
+/// block of 512 samples, the block's mean power (0.5 dB steps) and its zero crossings (in
+/// twos). Two decodings of one file (gapless-trimmed from a file, untrimmed from a pipe) give
+/// prints that agree block for block; other audio does not (``sameAudio(as:)``).
+public struct AudioPrint: Sendable, Equatable {
+    /// Samples a block.
+    public static let blockLength = 512
+    /// Two bytes a whole block: power (0.5 dB steps above −100 dB) and zero crossings / 2.
+    public private(set) var bytes: [UInt8] = []
+    private var started = false
+    private var power = 0.0
+    private var crossings = 0
+    private var count = 0
+    private var lastNegative = false
+
+    /// Creates an empty print.
+    public init() {}
+
+    /// A print as stored (``bytes``).
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Whole blocks printed.
+    public var blockCount: Int { bytes.count / 2 }
+
+    /// Equal when the whole blocks printed are (a part block still being summed is not compared).
+    public static func == (a: AudioPrint, b: AudioPrint) -> Bool { a.bytes == b.bytes }
+
+    /// Adds samples.
+    public mutating func append(_ samples: UnsafeBufferPointer<Float>) {
+        var i = 0
+        if !started {
+            while i < samples.count && abs(samples[i]) < 1.0 / 512 { i += 1 }
+            guard i < samples.count else { return }
+            started = true
+            lastNegative = samples[i] < 0
+        }
+        while i < samples.count {
+            let x = samples[i]
+            power += Double(x) * Double(x)
+            let negative = x < 0
+            if negative != lastNegative { crossings += 1 }
+            lastNegative = negative
+            count += 1
+            i += 1
+            if count == Self.blockLength {
+                let db = 10 * log10(max(power / Double(count), 1e-10))
+                bytes.append(UInt8(max(0, min(255, ((db + 100) * 2).rounded()))))
+                bytes.append(UInt8(min(255, crossings / 2)))
+                power = 0
+                crossings = 0
+                count = 0
+            }
+        }
+    }
+
+    /// Whether `other` prints the same audio: both hold 8 or more blocks (½ s at 8 kHz),
+    /// their lengths differ by at most 2 blocks, and in 9 of 10 of
+    /// the blocks they share, power agrees within 1 dB and zero crossings within 6.
+    public func sameAudio(as other: AudioPrint) -> Bool {
+        let n = min(blockCount, other.blockCount)
+        guard n >= 8, abs(blockCount - other.blockCount) <= 2 else { return false }
+        var agree = 0
+        for b in 0..<n {
+            let i = 2 * b
+            if abs(Int(bytes[i]) - Int(other.bytes[i])) <= 2 && abs(Int(bytes[i + 1]) - Int(other.bytes[i + 1])) <= 3 { agree += 1 }
+        }
+        return agree * 10 >= n * 9
     }
 }
