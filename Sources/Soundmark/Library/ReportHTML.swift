@@ -153,8 +153,9 @@ public enum ReportHTML {
         return html
     }
 
-    /// One timeline (SVG, with its zoom buttons) of `airings`: a lane per `label`, airings that
-    /// overlap in a lane in rows of their own.
+    /// One timeline (SVG, with its zoom buttons) of `airings`: a lane per source (wall clock)
+    /// or per recording and source (recording time), named by `label`; airings that overlap in
+    /// a lane in rows of their own.
     private static func timeline(_ airings: [Airing], wall: Bool, colours: [String: String], label: (Airing) -> String,
                                  id: String) -> String {
         func x0(_ a: Airing) -> Double { wall ? a.wallStart! : a.start }
@@ -164,15 +165,17 @@ public enum ReportHTML {
         // Lanes, in order of first airing; in each, rows: an airing goes to the first row free at its start.
         var laneNames: [String] = []
         var laneIndex: [String: Int] = [:]
+        // (two recordings of one name and source, in two folders, keep a lane each)
+        func laneKey(_ a: Airing) -> String { wall ? a.source : "\(a.recording)\u{0}\(a.source)" }
         var rowEnds: [[Double]] = []
         var place: [(lane: Int, row: Int)] = Array(repeating: (0, 0), count: airings.count)
         for i in airings.indices.sorted(by: { (x0(airings[$0]), $0) < (x0(airings[$1]), $1) }) {
-            let a = airings[i], key = label(a)
+            let a = airings[i], key = laneKey(a)
             let lane: Int
             if let known = laneIndex[key] { lane = known } else {
                 lane = laneNames.count
                 laneIndex[key] = lane
-                laneNames.append(key)
+                laneNames.append(label(a))
                 rowEnds.append([])
             }
             let row = rowEnds[lane].firstIndex { $0 <= x0(a) } ?? rowEnds[lane].count

@@ -80,6 +80,11 @@ final class ReportHTMLTests: XCTestCase {
         let shown = String(long.prefix(Int((ReportHTML.labelWidth - 14) / 7.2) - 1)) + "…"
         XCTAssertTrue(page.contains("<text class=\"lane-label\" x=\"4\" y=\"47\">\(ReportHTML.escape(shown))<title>\(ReportHTML.escape(long))</title></text>"), page)
         XCTAssertEqual(shown.count, 24)
+        // Two recordings of one file name (two folders) and source keep a lane each.
+        let twins = ReportHTML.page((1...2).map { Airing(recording: Int64($0), source: "tv", reference: "spot", start: 0, end: 10,
+                                                         referenceStart: 0, referenceEnd: 10, confidence: 1) },
+                                    title: "t", recordingNames: [1: "/day1/rec.ts", 2: "/day2/rec.ts"])
+        XCTAssertEqual(count("class=\"lane-bg\"", in: twins), 2)
     }
 
     /// Issue 39 item 5: a block hid another over the same time. Overlapping airings of a lane
