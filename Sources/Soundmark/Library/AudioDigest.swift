@@ -70,11 +70,20 @@ public struct AudioDigest: Sendable {
 /// block of 512 samples, the block's mean power (0.5 dB steps) and its zero crossings (in
 /// twos). Two decodings of one file (gapless-trimmed from a file, untrimmed from a pipe) give
 /// prints that agree block for block; other audio does not (``sameAudio(as:)``).
+///
+/// Every block of the first ``wholeBlocks`` is kept, then one in ``laterStride``, so a print
+/// stays small (a day at 8 kHz: 50 KB, not 2.7 MB); the count of all blocks is kept too.
 public struct AudioPrint: Sendable, Equatable {
     /// Samples a block.
     public static let blockLength = 512
-    /// Two bytes a whole block: power (0.5 dB steps above −100 dB) and zero crossings / 2.
-    public private(set) var bytes: [UInt8] = []
+    /// Blocks kept one by one from the start (4.4 minutes at 8 kHz).
+    public static let wholeBlocks = 4096
+    /// After those, one block kept in this many.
+    public static let laterStride = 64
+    /// Whole blocks printed.
+    public private(set) var blockCount = 0
+    /// Two bytes a kept block: power (0.5 dB steps above −100 dB) and zero crossings / 2.
+    private var pairs: [UInt8] = []
     private var started = false
     private var power = 0.0
     private var crossings = 0
@@ -84,14 +93,21 @@ public struct AudioPrint: Sendable, Equatable {
     /// Creates an empty print.
     public init() {}
 
-    /// A print as stored (``bytes``).
-    public init(bytes: [UInt8]) { self.bytes = bytes }
+    /// A print as stored (``bytes``); anything shorter than its 4-byte header is an empty print.
+    public init(bytes: [UInt8]) {
+        guard bytes.count >= 4 else { return }
+        blockCount = bytes.prefix(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        pairs = Array(bytes.dropFirst(4))
+    }
 
-    /// Whole blocks printed.
-    public var blockCount: Int { bytes.count / 2 }
+    /// The print as stored: the block count (4 bytes, little-endian), then the kept blocks;
+    /// empty when no block was printed.
+    public var bytes: [UInt8] {
+        blockCount == 0 ? [] : (0..<4).map { UInt8(truncatingIfNeeded: blockCount >> (8 * $0)) } + pairs
+    }
 
     /// Equal when the whole blocks printed are (a part block still being summed is not compared).
-    public static func == (a: AudioPrint, b: AudioPrint) -> Bool { a.bytes == b.bytes }
+    public static func == (a: AudioPrint, b: AudioPrint) -> Bool { a.blockCount == b.blockCount && a.pairs == b.pairs }
 
     /// Adds samples.
     public mutating func append(_ samples: UnsafeBufferPointer<Float>) {
@@ -111,9 +127,12 @@ public struct AudioPrint: Sendable, Equatable {
             count += 1
             i += 1
             if count == Self.blockLength {
-                let db = 10 * log10(max(power / Double(count), 1e-10))
-                bytes.append(UInt8(max(0, min(255, ((db + 100) * 2).rounded()))))
-                bytes.append(UInt8(min(255, crossings / 2)))
+                if blockCount < Self.wholeBlocks || blockCount % Self.laterStride == 0 {
+                    let db = 10 * log10(max(power / Double(count), 1e-10))
+                    pairs.append(UInt8(max(0, min(255, ((db + 100) * 2).rounded()))))
+                    pairs.append(UInt8(min(255, crossings / 2)))
+                }
+                blockCount += 1
                 power = 0
                 crossings = 0
                 count = 0
@@ -122,16 +141,16 @@ public struct AudioPrint: Sendable, Equatable {
     }
 
     /// Whether `other` prints the same audio: both hold 8 or more blocks (½ s at 8 kHz),
-    /// their lengths differ by at most 2 blocks, and in 9 of 10 of
-    /// the blocks they share, power agrees within 1 dB and zero crossings within 6.
+    /// their lengths differ by at most 2 blocks, and in 9 of 10 of the kept blocks they share,
+    /// power agrees within 1 dB and zero crossings within 6.
     public func sameAudio(as other: AudioPrint) -> Bool {
-        let n = min(blockCount, other.blockCount)
-        guard n >= 8, abs(blockCount - other.blockCount) <= 2 else { return false }
+        guard min(blockCount, other.blockCount) >= 8, abs(blockCount - other.blockCount) <= 2 else { return false }
+        let n = min(pairs.count, other.pairs.count) / 2
         var agree = 0
         for b in 0..<n {
             let i = 2 * b
-            if abs(Int(bytes[i]) - Int(other.bytes[i])) <= 2 && abs(Int(bytes[i + 1]) - Int(other.bytes[i + 1])) <= 3 { agree += 1 }
+            if abs(Int(pairs[i]) - Int(other.pairs[i])) <= 2 && abs(Int(pairs[i + 1]) - Int(other.pairs[i + 1])) <= 3 { agree += 1 }
         }
-        return agree * 10 >= n * 9
+        return n > 0 && agree * 10 >= n * 9
     }
 }

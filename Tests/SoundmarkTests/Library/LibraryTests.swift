@@ -252,6 +252,25 @@ final class LibraryTests: XCTestCase {
         XCTAssertFalse(AudioPrint().sameAudio(as: AudioPrint()))
     }
 
+    /// A print keeps every block of its first 4096, then one in 64, and the count of all: ten
+    /// minutes at 8 kHz (9375 blocks) keep 4096 + 83 blocks, 8362 bytes stored instead of
+    /// 18,750; it reads back equal, and still tells a copy 3 blocks shorter apart.
+    func testALongPrintStaysSmallAndReadsBack() {
+        var phase = 0.0
+        let samples = (0..<(9375 * 512 + 100)).map { i -> Float in
+            let t = Double(i) / 8000
+            phase += 2 * Double.pi * (300 + 200 * sin(t * 0.7)) / 8000
+            return Float((0.3 + 0.25 * sin(t * 1.9)) * sin(phase))
+        }
+        let whole = audioDigest(samples).audioPrint
+        XCTAssertEqual(whole.blockCount, 9375)
+        XCTAssertEqual(whole.bytes.count, 4 + 2 * (4096 + 83))
+        XCTAssertEqual(AudioPrint(bytes: whole.bytes), whole)
+        XCTAssertTrue(audioDigest([Float](repeating: 0, count: 61) + samples).audioPrint.sameAudio(as: whole))
+        XCTAssertFalse(audioDigest(Array(samples.dropLast(3 * 512))).audioPrint.sameAudio(as: whole))
+        XCTAssertEqual(AudioPrint(bytes: []).blockCount, 0)
+    }
+
     /// Issue 39 item 2: one recording whatever the path, URL or pipe (a source that is only the
     /// input's name); two named sources that aired the same audio keep a recording each.
     func testOneRecordingPerAudioAndNamedSource() throws {
