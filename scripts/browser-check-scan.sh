@@ -17,7 +17,8 @@ for cues in annotations segments; do
     scripts/check-webvtt-browser.sh "$work/$cues.vtt" "$count"
 done
 
-# The HTML report of the same scan (scan --format html) and of a library holding it (report html):
+# The HTML report of the same scan (scan --format html) and of a library holding it and more (report html,
+# two days, three sources):
 # loads without console errors, one block and one plot line per airing, screenshots kept in
 # ${REPORT_SHOTS:-.build/browser-check}.
 shots=${REPORT_SHOTS:-.build/browser-check}
@@ -27,6 +28,8 @@ mkdir -p "$shots"
 scripts/check-report-browser.sh "$work/scan.html" "$work/scan.json" "$shots/scan-report.png"
 "$bin" scan --catalog "$work/c.db" --library "$work/l.db" --source radio1 --start-time 2026-12-01T08:00:00Z samples/recording.mp3 > /dev/null
 "$bin" identify --catalog "$work/c.db" --library "$work/l.db" --source phone --start-time 2026-12-01T08:30:00Z samples/clip.mp3 > /dev/null
+# A second day and a third source (the same audio under another named source is kept: issue 39).
+"$bin" scan --catalog "$work/c.db" --library "$work/l.db" --source radio9 --start-time 2026-12-02T14:00:00Z samples/recording.mp3 > /dev/null
 "$bin" report airings --library "$work/l.db" --format json > "$work/airings.json"
 "$bin" report html --library "$work/l.db" --output "$work/library.html"
 scripts/check-report-browser.sh "$work/library.html" "$work/airings.json" "$shots/library-report.png"

@@ -13,7 +13,8 @@
 #   - the number of airing blocks (.airing) and of alignment-plot lines (.plot-line) equals the
 #     number of airings (or segments) in the JSON, every block is keyboard-focusable
 #     (tabindex="0") and focusing the first block puts its details in the #details panel;
-#   - a screenshot 1280 px wide is written to SCREENSHOT.png.
+#   - a screenshot 1280 px wide is written to SCREENSHOT.png, and one of an 800 × 900 window
+#     beside it (SCREENSHOT-800.png).
 # Exit status: 0 pass, 1 fail, 2 usage error, 77 no Chromium installed.
 set -euo pipefail
 
@@ -85,6 +86,9 @@ mkdir -p "$(dirname "$shot")"
 shot_abs=$(python3 -c 'import os, sys; print(os.path.abspath(sys.argv[1]))' "$shot")
 timeout 120 "$browser" --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir="$work/profile2" \
     --hide-scrollbars --window-size=1280,"$height" --screenshot="$shot_abs" "$page_url" >/dev/null 2>"$work/shot.log" || true
+# And one of a narrow window (800 px: the first screen), beside it as NAME-800.png.
+timeout 120 "$browser" --headless --disable-gpu --no-sandbox --no-first-run --user-data-dir="$work/profile3" \
+    --hide-scrollbars --window-size=800,900 --screenshot="${shot_abs%.png}-800.png" "$page_url" >/dev/null 2>>"$work/shot.log" || true
 
 python3 - "$report" "$work/dom.html" "$json" "$work/browser.log" "$shot_abs" <<'PY'
 import html, json, os, re, sys
@@ -118,10 +122,11 @@ if values:
     if int(values["FOCUSABLE"]) != int(values["BLOCKS"]): problems.append("not every block is keyboard-focusable")
     if expected and values["DETAILS"] != "yes": problems.append("focusing a block did not show its details")
     if int(values["WIDTH"]) > 1280: problems.append(f"page is {values['WIDTH']} px wide at a 1280 px window")
-if not os.path.exists(shot) or os.path.getsize(shot) == 0:
-    problems.append("no screenshot written")
-else:
-    print(f"screenshot: {shot}")
+for picture in (shot, shot[:-4] + "-800.png" if shot.endswith(".png") else shot):
+    if not os.path.exists(picture) or os.path.getsize(picture) == 0:
+        problems.append("no screenshot written: " + picture)
+    else:
+        print(f"screenshot: {picture}")
 if problems:
     for p in problems: print("FAIL: " + p)
     sys.exit(1)

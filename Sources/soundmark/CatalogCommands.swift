@@ -456,8 +456,15 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                          artist: args.value("artist") ?? row?.artist)
             // Stored absolute: the catalog is read from other folders (catalog export needs the file).
             let source = input.path == "-" ? nil : absolutePath(input.path)
-            /// With --shazam, a file already in the catalog gets the Shazam peaks it lacks.
+            /// A file already in the catalog gets the version features it lacks (what `catalog
+            /// upgrade` asks for when their source is gone) and, with --shazam, the Shazam peaks.
             func addMissingShazamPeaks(_ id: String) throws {
+                if try !catalog.hasVersionFeatures(id: id) {
+                    let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream, verbose: verbose)
+                    try catalog.setVersionFeatures(try ChromaAccumulator.chroma(decoding: decoder, configuration: catalog.configuration),
+                                                   forReference: id)
+                    FileHandle.standardError.write(Data("\(id): version features stored\n".utf8))
+                }
                 guard args.has("shazam"), try !catalog.hasShazamSignature(id: id) else { return }
                 try storeShazamPeaks(of: input.path, id: id, in: catalog)
                 FileHandle.standardError.write(Data("\(id): Shazam peaks stored\n".utf8))
@@ -591,7 +598,8 @@ func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let (computed, lacking) = try computeMissingVersionFeatures(try Catalog(path: path), path: path)
     if computed > 0 { FileHandle.standardError.write(Data("\(path): version features computed for \(computed) reference(s)\n".utf8)) }
     if !lacking.isEmpty {
-        FileHandle.standardError.write(Data("\(path): \(lacking.count) reference(s) lack version features (source file missing or unreadable; re-add them): \(lacking.joined(separator: ", "))\n".utf8))
+        // Each with its missing file; the hint's command stores them also for a file already in the catalog.
+        FileHandle.standardError.write(Data("\(path): \(lacking.count) reference(s) lack version features: \(lacking.joined(separator: ", ")); compute them with 'soundmark catalog add --catalog \(path) --id ID FILE'\n".utf8))
     }
     return Exit.ok
 }

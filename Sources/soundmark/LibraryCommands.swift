@@ -78,15 +78,15 @@ struct LibraryTarget {
     func open() throws -> Library { try Library(path: path, create: true) }
 
     /// Records `airings` (recording times; wall-clock times added from the start time) as the
-    /// recording `name` with digest `digest`, and reports it on stderr when `verbose`.
-    func record(_ library: Library, name: String, digest: String, duration: Double, airings: [Airing], verbose: Bool) throws {
+    /// recording `name` with the digest and print of its samples, and reports it on stderr when `verbose`.
+    func record(_ library: Library, name: String, digest: AudioDigest, duration: Double, airings: [Airing], verbose: Bool) throws {
         let timed = airings.map { a -> Airing in
             var a = a
             if let t = startTime { a.wallStart = t + a.start; a.wallEnd = t + a.end }
             return a
         }
-        let result = try library.record(LibraryRecording(digest: digest, name: name, source: source, duration: duration,
-                                                         wallStart: startTime), airings: timed)
+        let result = try library.record(LibraryRecording(digest: digest.hex, name: name, source: source, duration: duration,
+                                                         wallStart: startTime, audioPrint: digest.audioPrint), airings: timed)
         if verbose {
             printError("\(path): recorded \(airings.count) airing(s) of \(name) as \(source) (recording \(result.recording.digest.prefix(12))\(result.replaced ? ", replacing its earlier results" : ""))")
         }
@@ -159,7 +159,8 @@ final class MonitorRecorder {
     /// Sets the final digest, duration and start.
     func finish(duration: Double) {
         do {
-            try library.finishRecording(try recording(), digest: digest.hex, duration: duration, wallStart: origin)
+            try library.finishRecording(try recording(), digest: digest.hex, audioPrint: digest.audioPrint, duration: duration,
+                                        wallStart: origin)
         } catch {
             warn(describe(error))
         }

@@ -45,7 +45,7 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
 
 /// One identified clip: its query signature, its matches, its decoder and the digest of its
 /// samples (when a library records it).
-typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder?, digest: String?)
+typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder?, digest: AudioDigest?)
 
 /// Decodes and matches one clip (or reads a signature file, see SignatureCommands.swift: no
 /// decoder then); with `digest`, also takes the digest of its samples (the library's recording key).
@@ -65,7 +65,7 @@ func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verb
     let signature = signatures[0]
     var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()), spectrum: spectrum)
     matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: catalogPath)
-    return (signature, matches, decoder, wanted ? digest.hex : nil)
+    return (signature, matches, decoder, wanted ? digest : nil)
 }
 
 /// Records the best match of an identified clip (none: the recording with no airings) in the library of `--library`.
@@ -330,7 +330,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
                                                                    onAudio: reader.map { r in { r.consume($0) } }, shazam: shazam)
         let marked = reader?.finish(fingerprinted, index: index)
         return ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, partial: partial, duration: duration,
-                                decoder: decoder, digest: digests ? digest.hex : nil, marked: marked)
+                                decoder: decoder, digest: digests ? digest : nil, marked: marked)
     }
     guard sources.count > 1 else {
         let result = try scans.take(0)
@@ -362,7 +362,7 @@ struct ScannedRecording {
     var partial: [PartialMaterial] = []
     var duration: Double
     var decoder: MediaDecoder?
-    var digest: String?
+    var digest: AudioDigest?
     var marked: [(segment: Segment, marker: SegmentMarker?)]?
 }
 

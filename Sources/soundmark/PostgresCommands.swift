@@ -284,7 +284,7 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
                                                                    onAudio: reader.map { r in { r.consume($0) } })
         let marked = reader?.finish(fingerprinted, index: index)
         let scanned = ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, partial: partial, duration: duration,
-                                       decoder: decoder, digest: digest.hex, marked: marked)
+                                       decoder: decoder, digest: digest, marked: marked)
         let mapped = try mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
         var airings = scanned.segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
         for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
@@ -294,7 +294,8 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
         let source = job.source ?? job.media
         for i in airings.indices { airings[i].source = source }
         result = (scanReportJSON(job.media, scanned, mapped: mapped).text,
-                  LibraryRecording(digest: digest.hex, name: job.media, source: source, duration: duration, wallStart: job.startTime),
+                  LibraryRecording(digest: digest.hex, name: job.media, source: source, duration: duration, wallStart: job.startTime,
+                                   audioPrint: digest.audioPrint),
                   airings)
     } catch {
         let text = describe(error)

@@ -94,11 +94,14 @@ let reportCommands: [CommandSpec] = [
                 positional: 0...0, run: runReportCounts),
     CommandSpec(words: ["report", "html"], usage: "", summary: "one self-contained HTML page: timelines, summary table, alignment plots",
                 details: """
-                Writes one HTML file (inline SVG and CSS, no network access when opened): a timeline lane per source (when
-                every airing has a wall-clock time, on a UTC axis) or per recording (on a recording-time axis) with a block
-                per airing (hover, or focus with Tab, shows its details), a summary table per reference, and per
-                reference an alignment plot of reference time against recording time, one line per airing (straight for
-                a clean airing, sloped for a speed change, steps for jumps and edits, gaps for cuts). Axes in hh:mm:ss.
+                Writes one HTML file (inline SVG and CSS, no network access when opened): a timeline lane per source on a
+                UTC axis for the airings with a wall-clock time, and one per recording on recording time for those without
+                (under a note naming them), with a block per airing (overlapping airings in rows of their own; hover, or
+                focus with Tab, shows its details; buttons and the mouse wheel zoom, one button per day shows that day's
+                airings), a summary table per reference, and per reference an alignment plot of reference time against
+                recording time, one line per airing (straight for a clean airing, sloped for a speed change, steps for
+                jumps and edits, gaps for cuts; each recording's lines in a colour and dash of their own, numbered in a
+                legend). Axes in hh:mm:ss.
                 """,
                 options: [libraryOption] + libraryFilterOptions
                     + [OptionSpec(name: "title", value: "TEXT", help: "the page's heading (default: soundmark airings)"), reportOutputOption],

@@ -140,13 +140,18 @@ func versionTimeline(_ segments: [VersionSegment], infos: [ReferenceInfo], sourc
 }
 
 /// `catalog upgrade`'s second step: version features for the references that lack them,
-/// computed from their source files where these still exist; the others are named.
+/// computed from their source files where these still exist; the others are named, each
+/// with why (`'ID' (source file 'PATH' is missing)`).
 func computeMissingVersionFeatures(_ catalog: Catalog, path: String) throws -> (computed: Int, lacking: [String]) {
     let have = try catalog.versionFeatures()
     var computed = 0, lacking: [String] = []
     for info in try catalog.references() where have[info.item.id] == nil {
-        guard let source = info.source, FileManager.default.fileExists(atPath: source) else {
-            lacking.append(info.item.id)
+        guard let source = info.source else {
+            lacking.append("'\(info.item.id)' (added from standard input: no source file)")
+            continue
+        }
+        if let missing = missingSource(source) {
+            lacking.append("'\(info.item.id)' (source file \(missing))")
             continue
         }
         do {
@@ -156,7 +161,7 @@ func computeMissingVersionFeatures(_ catalog: Catalog, path: String) throws -> (
             computed += 1
         } catch {
             printError("\(info.item.id): version features not computed (\(describe(error)))")
-            lacking.append(info.item.id)
+            lacking.append("'\(info.item.id)' (source file '\(source)' unreadable)")
         }
     }
     return (computed, lacking)

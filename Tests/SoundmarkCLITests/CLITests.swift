@@ -86,7 +86,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(version.status, 0)
         // Issue 39.4: "(format 1)" named neither format while the README gave the catalog's as 2.
         XCTAssertNotNil(version.stdout.range(of: #"^soundmark \d+\.\d+\.\d+ \(catalog format 3, fingerprint format 1, "#
-                                             + #"library format 1, signature file 1, marker format 2\)\n$"#, options: .regularExpression),
+                                             + #"library format 2, signature file 1, marker format 2\)\n$"#, options: .regularExpression),
                         version.stdout)
 
         let identifyHelp = try soundmark("identify", "--help")

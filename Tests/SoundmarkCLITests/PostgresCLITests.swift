@@ -535,6 +535,27 @@ final class PostgresCLITests: XCTestCase {
         }
     }
 
+    /// Issue 39 item 2: the same file queued for workers under the sources "Radio 1" and
+    /// "Radio 9" kept only Radio 9's airings (the library knew a recording by its digest
+    /// alone). Each named source keeps its airings; queued again, a source's are replaced.
+    func testTheSameFileFromTwoSourcesKeepsBothSourcesAirings() throws {
+        let uri = try newDatabase()
+        var r = try run(["catalog", "add", "--catalog", uri, references])
+        XCTAssertEqual(r.status, 0, r.err)
+        for source in ["Radio 1", "Radio 9", "Radio 1"] {
+            r = try run(["queue", "add", "--catalog", uri, "--source", source, clip])
+            XCTAssertEqual(r.status, 0, r.err)
+        }
+        r = try run(["worker", "--catalog", uri])
+        XCTAssertEqual(r.status, 0, r.err)
+        r = try run(["library", "list", "--library", uri, "--format", "csv"])
+        XCTAssertEqual(r.status, 0, r.err)
+        let sources = r.out.split(separator: "\r\n").dropFirst().map { String($0.split(separator: ",")[0]) }
+        XCTAssertEqual(sources.sorted(), ["Radio 1", "Radio 9"], r.out)
+        r = try run(["library", "show", "--library", uri])
+        XCTAssertTrue(r.out.hasSuffix("2 recording(s), 2 airing(s)\n"), r.out)
+    }
+
     /// Review of issue 10 item 5 on PostgreSQL: two machines adding copies of one recording at
     /// once both stored it. The server's version row is held locked while both fingerprint, so
     /// both write at the same time: one is stored, the other reported as the same recording.

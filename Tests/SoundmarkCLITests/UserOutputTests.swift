@@ -264,4 +264,28 @@ final class UserOutputTests: XCTestCase {
         XCTAssertTrue(relative.stderr.contains("'pirate' (source file 'batch2/moved.ogg' is missing here (stored relative to the folder catalog add ran in))"),
                       relative.stderr)
     }
+
+    /// Issue 39 item 3, the same kind in `catalog upgrade`: a reference lacking version
+    /// features whose source moved was listed by id with "re-add them", which could not help
+    /// (re-adding an unchanged file skipped it). The line names the missing file, and the
+    /// hint's command stores the features for a file already in the catalog.
+    func testCatalogUpgradeNamesAMissingSourceAndTheHintHelps() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else { throw XCTSkip("no /usr/bin/sqlite3") }
+        let pirate = path("pirate.ogg"), moved = path("moved.ogg"), db = path("v.db")
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("references/wesnoth-battle.ogg").path, toPath: pirate)
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db, "--id", "pirate", pirate).status, 0)
+        let drop = try CLISupport.run("/usr/bin/sqlite3", [db, "DELETE FROM version_chroma"], in: work)
+        XCTAssertEqual(drop.status, 0, drop.stderr)
+        try FileManager.default.moveItem(atPath: pirate, toPath: moved)
+        let upgrade = try soundmark("catalog", "upgrade", "--catalog", db)
+        XCTAssertEqual(upgrade.status, 0, upgrade.stderr)
+        XCTAssertEqual(upgrade.stderrLines.last, "\(db): 1 reference(s) lack version features: 'pirate' (source file '"
+                       + work.resolvingSymlinksInPath().path + "/pirate.ogg' is missing); compute them with "
+                       + "'soundmark catalog add --catalog \(db) --id ID FILE'", upgrade.stderr)
+        let again = try soundmark("catalog", "add", "--catalog", db, "--id", "pirate", moved)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.hasPrefix("pirate: version features stored\n"), again.stderr)
+        let fixed = try soundmark("catalog", "upgrade", "--catalog", db)
+        XCTAssertFalse(fixed.stderr.contains("lack version features"), fixed.stderr)
+    }
 }

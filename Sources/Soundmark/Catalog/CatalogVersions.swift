@@ -50,6 +50,18 @@ extension Catalog {
         }
     }
 
+    /// Whether the reference `id` has version features.
+    /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.
+    public func hasVersionFeatures(id: String) throws -> Bool {
+        do {
+            guard try hasVersionTable() else { return false }
+            let q = try db.prepare("SELECT count(*) FROM version_chroma WHERE reference_id = ?").bind(id)
+            return try q.step() && q.int(0) > 0
+        } catch {
+            throw SoundmarkError.catalogUnreadable(path: path, reason: "\(error)")
+        }
+    }
+
     /// The version features of every reference that has them, by id (empty for a catalog
     /// without the table).
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)``.

@@ -17,8 +17,11 @@ public enum LibraryError: Error, LocalizedError, Equatable {
 }
 
 /// One recording in the library: a file scanned or identified, a monitor run, or an imported
-/// event log. Recognised by ``digest`` (of its decoded audio, or of the event file), never by
-/// its name: recording the same audio again replaces its airings.
+/// event log. Recognised by its audio, never by its name: by ``digest`` (of its decoded audio,
+/// or of the event file) or by ``audioPrint`` (which a decoder's lead and trim do not change),
+/// so the same audio recorded again — from a file, a URL or a pipe — replaces its airings.
+/// Within one source only: two sources that aired the same audio keep a recording each (see
+/// ``isSameRecording(as:)``).
 public struct LibraryRecording: Equatable, Sendable {
     /// Row id in the library file.
     public var id: Int64
@@ -36,6 +39,22 @@ public struct LibraryRecording: Equatable, Sendable {
     public var addedAt: Double
     /// How many airings it holds.
     public var airingCount: Int
+    /// The coarse print of its decoded audio (empty for an imported event log, and for
+    /// recordings stored before library format 2).
+    public var audioPrint: AudioPrint
+
+    /// Whether ``source`` is only the default, the input's name (`stdin` for standard input,
+    /// named `-` or `<stdin>`): no station was named.
+    public var sourceIsItsName: Bool { source == name || ((name == "-" || name == "<stdin>") && source == "stdin") }
+
+    /// Whether `other` is this recording again: the same audio (equal digests, or prints of the
+    /// same audio) from the same source, or from a source that is only an input's name (so
+    /// the same file scanned by path, URL and pipe is one recording, while the same audio
+    /// queued under "Radio 1" and "Radio 9" is two).
+    public func isSameRecording(as other: LibraryRecording) -> Bool {
+        guard source == other.source || sourceIsItsName || other.sourceIsItsName else { return false }
+        return digest == other.digest || audioPrint.sameAudio(as: other.audioPrint)
+    }
 
     /// Whether `key` names this recording: its digest, a digest prefix of 6 or more hex
     /// digits, or its name.
@@ -45,7 +64,7 @@ public struct LibraryRecording: Equatable, Sendable {
 
     /// Creates a recording description (``id``, ``addedAt`` and ``airingCount`` are set by the library).
     public init(id: Int64 = 0, digest: String, name: String, source: String, duration: Double, wallStart: Double? = nil,
-                addedAt: Double = 0, airingCount: Int = 0) {
+                addedAt: Double = 0, airingCount: Int = 0, audioPrint: AudioPrint = AudioPrint()) {
         self.id = id
         self.digest = digest
         self.name = name
@@ -54,6 +73,7 @@ public struct LibraryRecording: Equatable, Sendable {
         self.wallStart = wallStart
         self.addedAt = addedAt
         self.airingCount = airingCount
+        self.audioPrint = audioPrint
     }
 }
 
@@ -211,8 +231,10 @@ public final class Library {
     /// The library file.
     public let path: String
     private let db: SQLiteDatabase
-    /// Version of the library's tables.
-    public static let formatVersion = 1
+    /// Version of the library's tables: 2 since a recording is known by its audio and source
+    /// (`recording.digest` no longer unique; `recording.print` added). A version 1 library is
+    /// upgraded when opened; its recordings have no print, so only an equal digest replaces them.
+    public static let formatVersion = 2
 
     /// Opens a library file, creating it (and its tables) when `create` is set.
     /// - Throws: ``LibraryError/unreadable(path:reason:)`` when the file (or, to create it, its
@@ -232,8 +254,11 @@ public final class Library {
         do {
             db = try SQLiteDatabase(path: path, create: create)
             try db.execute("PRAGMA foreign_keys = ON")
-            let meta = try db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'library_meta'")
-            let hasMeta = try meta.step() && meta.int(0) > 0
+            // Statements in closures: finalised before an upgrade drops a table they read.
+            let hasMeta = try { () throws -> Bool in
+                let meta = try db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'library_meta'")
+                return try meta.step() && meta.int(0) > 0
+            }()
             if !hasMeta {
                 let any = try db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
                 if try any.step(), any.int(0) > 0 {
@@ -244,9 +269,18 @@ public final class Library {
                 guard create else { throw LibraryError.unreadable(path: path, reason: "not a soundmark library (an empty file)") }
                 try createSchema()
             }
-            let version = try db.prepare("SELECT value FROM library_meta WHERE key = 'format_version'")
-            guard try version.step(), version.string(0) == "\(Self.formatVersion)" else {
-                throw LibraryError.unreadable(path: path, reason: "library format version is not \(Self.formatVersion)")
+            let found = try { () throws -> String? in
+                let version = try db.prepare("SELECT value FROM library_meta WHERE key = 'format_version'")
+                return try version.step() ? version.string(0) : nil
+            }()
+            if found == "1" {
+                do {
+                    try upgradeFromVersion1()
+                } catch {
+                    throw LibraryError.unreadable(path: path, reason: "cannot upgrade library format 1 to \(Self.formatVersion): \(error)")
+                }
+            } else if found != "\(Self.formatVersion)" {
+                throw LibraryError.unreadable(path: path, reason: "library format version \(found ?? "(none)") is not \(Self.formatVersion)")
             }
         } catch let error as LibraryError {
             throw error
@@ -262,9 +296,10 @@ public final class Library {
             try db.execute("""
                 CREATE TABLE IF NOT EXISTS library_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE IF NOT EXISTS recording(
-                    id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE, name TEXT NOT NULL, source TEXT NOT NULL,
-                    duration REAL NOT NULL, wall_start REAL, added_at REAL NOT NULL);
+                    id INTEGER PRIMARY KEY, digest TEXT NOT NULL, name TEXT NOT NULL, source TEXT NOT NULL,
+                    duration REAL NOT NULL, wall_start REAL, added_at REAL NOT NULL, print BLOB);
                 CREATE INDEX IF NOT EXISTS recording_source ON recording(source);
+                CREATE INDEX IF NOT EXISTS recording_digest ON recording(digest);
                 CREATE TABLE IF NOT EXISTS item(
                     id INTEGER PRIMARY KEY, reference TEXT NOT NULL UNIQUE, title TEXT, artist TEXT, duration REAL);
                 CREATE TABLE IF NOT EXISTS airing(
@@ -283,8 +318,56 @@ public final class Library {
         }
     }
 
+    /// Format 1 to 2: the recording table again without `UNIQUE` on its digest and with a
+    /// print column (SQLite cannot drop a constraint), airings kept; one transaction, with
+    /// foreign keys off meanwhile so that dropping the old table deletes no airing.
+    private func upgradeFromVersion1() throws {
+        try db.execute("PRAGMA foreign_keys = OFF")
+        defer { try? db.execute("PRAGMA foreign_keys = ON") }
+        try db.transaction {
+            try db.execute("""
+                CREATE TABLE recording_v2(
+                    id INTEGER PRIMARY KEY, digest TEXT NOT NULL, name TEXT NOT NULL, source TEXT NOT NULL,
+                    duration REAL NOT NULL, wall_start REAL, added_at REAL NOT NULL, print BLOB);
+                INSERT INTO recording_v2(id, digest, name, source, duration, wall_start, added_at)
+                    SELECT id, digest, name, source, duration, wall_start, added_at FROM recording;
+                DROP TABLE recording;
+                ALTER TABLE recording_v2 RENAME TO recording;
+                CREATE INDEX IF NOT EXISTS recording_source ON recording(source);
+                CREATE INDEX IF NOT EXISTS recording_digest ON recording(digest);
+                """)
+            try db.prepare("UPDATE library_meta SET value = ? WHERE key = 'format_version'").bind("\(Self.formatVersion)").run()
+        }
+    }
+
+    /// The ids of the stored recordings that `recording` is again (``LibraryRecording/isSameRecording(as:)``),
+    /// other than `except`: equal digests, or prints of about the same length.
+    private func sameRecordings(as recording: LibraryRecording, except: Int64? = nil) throws -> [Int64] {
+        let q = try db.prepare("""
+            SELECT id, digest, name, source, print FROM recording
+            WHERE (digest = ?1 OR (print IS NOT NULL AND abs(length(print) - ?2) <= 4)) AND id IS NOT ?3
+            """).bind(recording.digest, recording.audioPrint.bytes.count, except)
+        var out: [Int64] = []
+        while try q.step() {
+            let stored = LibraryRecording(id: Int64(q.int(0)), digest: q.string(1) ?? "", name: q.string(2) ?? "",
+                                          source: q.string(3) ?? "", duration: 0,
+                                          audioPrint: AudioPrint(bytes: q.isNull(4) ? [] : q.blob(4)))
+            if stored.isSameRecording(as: recording) { out.append(stored.id) }
+        }
+        return out
+    }
+
+    /// Deletes recordings and their airings.
+    private func delete(recordings ids: [Int64]) throws {
+        for id in ids {
+            try db.prepare("DELETE FROM airing WHERE recording = ?").bind(id).run()
+            try db.prepare("DELETE FROM recording WHERE id = ?").bind(id).run()
+        }
+    }
+
     /// Stores `recording` with `airings` (their `recording`, `id` and `source` fields are set
-    /// here), replacing every earlier airing of a recording with the same digest. One
+    /// here), replacing every earlier recording it is again (the same audio from the same
+    /// source, see ``LibraryRecording/isSameRecording(as:)``) with its airings. One
     /// transaction: on any error nothing changes.
     /// - Returns: the stored recording (with its id) and whether an earlier one was replaced.
     /// - Throws: ``LibraryError/writeFailed(path:reason:)``.
@@ -292,18 +375,14 @@ public final class Library {
     public func record(_ recording: LibraryRecording, airings: [Airing]) throws -> (recording: LibraryRecording, replaced: Bool) {
         do {
             return try db.transaction {
-                let old = try db.prepare("SELECT id FROM recording WHERE digest = ?").bind(recording.digest)
-                var replaced = false
-                if try old.step() {
-                    let oldID = old.int(0)
-                    try db.prepare("DELETE FROM airing WHERE recording = ?").bind(oldID).run()
-                    try db.prepare("DELETE FROM recording WHERE id = ?").bind(oldID).run()
-                    replaced = true
-                }
+                let old = try sameRecordings(as: recording)
+                try delete(recordings: old)
+                let replaced = !old.isEmpty
                 var stored = recording
                 stored.addedAt = Date().timeIntervalSince1970
-                try db.prepare("INSERT INTO recording(digest, name, source, duration, wall_start, added_at) VALUES (?, ?, ?, ?, ?, ?)")
-                    .bind(recording.digest, recording.name, recording.source, recording.duration, recording.wallStart, stored.addedAt).run()
+                try db.prepare("INSERT INTO recording(digest, name, source, duration, wall_start, added_at, print) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                    .bind(recording.digest, recording.name, recording.source, recording.duration, recording.wallStart, stored.addedAt,
+                          recording.audioPrint.bytes.isEmpty ? nil : Data(recording.audioPrint.bytes)).run()
                 stored.id = sqlite3LastRowID()
                 stored.airingCount = airings.count
                 try insert(airings, recording: stored.id, source: stored.source)
@@ -332,21 +411,21 @@ public final class Library {
     }
 
     /// Completes a recording written piece by piece (a monitor run: created with a provisional
-    /// digest, airings appended as they end): sets its digest — replacing any other recording
-    /// with that digest, as ``record(_:airings:)`` does —, its duration and its wall-clock start.
-    /// One transaction.
+    /// digest, airings appended as they end): sets its digest and print — replacing any other
+    /// recording it is again, as ``record(_:airings:)`` does —, its duration and its wall-clock
+    /// start. One transaction.
     /// - Throws: ``LibraryError/writeFailed(path:reason:)``.
-    public func finishRecording(_ id: Int64, digest: String, duration: Double, wallStart: Double?) throws {
+    public func finishRecording(_ id: Int64, digest: String, audioPrint: AudioPrint = AudioPrint(), duration: Double,
+                                wallStart: Double?) throws {
         do {
             try db.transaction {
-                let old = try db.prepare("SELECT id FROM recording WHERE digest = ? AND id != ?").bind(digest, id)
-                if try old.step() {
-                    let oldID = old.int(0)
-                    try db.prepare("DELETE FROM airing WHERE recording = ?").bind(oldID).run()
-                    try db.prepare("DELETE FROM recording WHERE id = ?").bind(oldID).run()
-                }
-                try db.prepare("UPDATE recording SET digest = ?, duration = ?, wall_start = coalesce(?, wall_start) WHERE id = ?")
-                    .bind(digest, duration, wallStart, id).run()
+                let q = try db.prepare("SELECT name, source FROM recording WHERE id = ?").bind(id)
+                guard try q.step() else { throw SQLiteFailure(message: "no recording with id \(id)") }
+                let finished = LibraryRecording(id: id, digest: digest, name: q.string(0) ?? "", source: q.string(1) ?? "",
+                                                duration: duration, audioPrint: audioPrint)
+                try delete(recordings: try sameRecordings(as: finished, except: id))
+                try db.prepare("UPDATE recording SET digest = ?, duration = ?, wall_start = coalesce(?, wall_start), print = ? WHERE id = ?")
+                    .bind(digest, duration, wallStart, audioPrint.bytes.isEmpty ? nil : Data(audioPrint.bytes), id).run()
             }
         } catch {
             throw LibraryError.writeFailed(path: path, reason: "\(error)")

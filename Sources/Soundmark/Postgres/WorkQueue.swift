@@ -31,13 +31,14 @@ public struct QueuedJob: Equatable, Sendable {
 /// - `job(id, media, source, start_time, state, attempts, lease_token, lease_until, worker, error,
 ///   enqueued_at, started_at, finished_at, report)`: `report` is the scan's JSON (what
 ///   `soundmark scan --format json` prints for that recording);
-/// - `library_recording(id, digest UNIQUE, name, source, duration, wall_start, added_at, job_id)`
+/// - `library_recording(id, digest, name, source, duration, wall_start, added_at, job_id, print)`
 ///   and `library_airing(id, recording, job_id, source, reference, title, artist,
 ///   reference_duration, start, end, wall_start, wall_end, reference_start, reference_end,
 ///   confidence, frequency_skew, time_scale, marker)` (marker: the payload decoded, bigint): the recognition library's recordings and
 ///   airings (see ``Library``), with the reference's title, artist and duration copied in as
-///   the SQLite library does; a recording is known by its audio digest, and the same audio
-///   recorded again replaces its airings.
+///   the SQLite library does; a recording is known by its audio and source (its digest or
+///   ``AudioPrint``, see ``LibraryRecording/isSameRecording(as:)``): the same audio recorded
+///   again replaces its airings, the same audio from two named sources keeps both.
 ///
 /// A worker claims the oldest pending job, or a running one whose lease expired, with
 /// `FOR UPDATE SKIP LOCKED` (workers never wait for each other), under a new random lease token;
@@ -81,9 +82,12 @@ public final class WorkQueue {
                     enqueued_at timestamptz NOT NULL DEFAULT now(), started_at timestamptz, finished_at timestamptz, report text);
                 CREATE INDEX IF NOT EXISTS job_state ON job(state, id);
                 CREATE TABLE IF NOT EXISTS library_recording(
-                    id bigserial PRIMARY KEY, digest text NOT NULL UNIQUE, name text NOT NULL, source text NOT NULL,
+                    id bigserial PRIMARY KEY, digest text NOT NULL, name text NOT NULL, source text NOT NULL,
                     duration double precision NOT NULL, wall_start double precision, added_at double precision NOT NULL,
-                    job_id bigint REFERENCES job(id));
+                    job_id bigint REFERENCES job(id), print bytea);
+                ALTER TABLE library_recording DROP CONSTRAINT IF EXISTS library_recording_digest_key;
+                ALTER TABLE library_recording ADD COLUMN IF NOT EXISTS print bytea;
+                CREATE INDEX IF NOT EXISTS library_recording_digest ON library_recording(digest);
                 CREATE TABLE IF NOT EXISTS library_airing(
                     id bigserial PRIMARY KEY, recording bigint NOT NULL REFERENCES library_recording(id) ON DELETE CASCADE,
                     job_id bigint REFERENCES job(id), source text NOT NULL, reference text NOT NULL, title text, artist text,
@@ -152,8 +156,8 @@ public final class WorkQueue {
     }
 
     /// Stores a job's results and marks it done, in one transaction, when it is still running
-    /// under the claim `job` came from; the recording replaces an earlier one of the same audio
-    /// (its digest).
+    /// under the claim `job` came from; the recording replaces every earlier one it is again
+    /// (``LibraryRecording/isSameRecording(as:)``: the same audio from the same source).
     /// - Parameters:
     ///   - report: the scan's JSON report.
     ///   - recording: the recording (digest, name, source, duration, wall start).
@@ -167,12 +171,25 @@ public final class WorkQueue {
             let owned = try db.query("SELECT 1 FROM job WHERE id = $1 AND state = 'running' AND lease_token = $2 FOR UPDATE",
                                      [.int(job.id), .text(job.leaseToken ?? "")])
             guard owned.rowCount == 1 else { return false }
-            try db.query("DELETE FROM library_recording WHERE digest = $1", [.text(recording.digest)])
+            let print = recording.audioPrint.bytes
+            let candidates = try db.query("""
+                SELECT id, digest, name, source, print FROM library_recording
+                WHERE digest = $1 OR (print IS NOT NULL AND abs(length(print) - $2) <= 4)
+                """, [.text(recording.digest), .int(Int64(print.count))])
+            for row in 0..<candidates.rowCount {
+                let stored = LibraryRecording(id: candidates.int(row, 0), digest: candidates.string(row, 1) ?? "",
+                                              name: candidates.string(row, 2) ?? "", source: candidates.string(row, 3) ?? "",
+                                              duration: 0, audioPrint: AudioPrint(bytes: candidates.isNull(row, 4) ? [] : candidates.bytes(row, 4)))
+                if stored.isSameRecording(as: recording) {
+                    try db.query("DELETE FROM library_recording WHERE id = $1", [.int(stored.id)])
+                }
+            }
             let id = try db.query("""
-                INSERT INTO library_recording(digest, name, source, duration, wall_start, added_at, job_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id
+                INSERT INTO library_recording(digest, name, source, duration, wall_start, added_at, job_id, print)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id
                 """, [.text(recording.digest), .text(recording.name), .text(recording.source), .double(recording.duration),
-                      recording.wallStart.map { .double($0) } ?? .null, .double(Date().timeIntervalSince1970), .int(job.id)]).int(0, 0)
+                      recording.wallStart.map { .double($0) } ?? .null, .double(Date().timeIntervalSince1970), .int(job.id),
+                      print.isEmpty ? .null : .bytes(print)]).int(0, 0)
             for a in airings {
                 try db.query("""
                     INSERT INTO library_airing(recording, job_id, source, reference, title, artist, reference_duration, start, "end",

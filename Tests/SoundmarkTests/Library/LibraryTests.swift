@@ -216,4 +216,119 @@ final class LibraryTests: XCTestCase {
         XCTAssertNotEqual(whole.hex, other.hex)
         XCTAssertEqual(whole.hex.count, 32)
     }
+
+    /// Ten seconds at 8 kHz of a tone whose pitch and loudness wander (a stand-in for music).
+    private func music(pitch: Double = 1) -> [Float] {
+        var phase = 0.0
+        return (0..<80_000).map { i in
+            let t = Double(i) / 8000
+            phase += 2 * Double.pi * pitch * (300 + 200 * sin(t * 1.3)) / 8000
+            return Float((0.3 + 0.25 * sin(t * 2.1)) * sin(phase))
+        }
+    }
+
+    private func audioDigest(_ samples: [Float]) -> AudioDigest {
+        var d = AudioDigest()
+        d.append(samples)
+        return d
+    }
+
+    /// Issue 39 item 2: a piped MP3 decodes 48–61 samples more at 8 kHz than the same file
+    /// (no gapless trim): a decoder's lead (near-silence) and trailing padding. The digests
+    /// differ; the prints agree block for block, and other audio's print does not.
+    func testAudioPrintIgnoresADecodersLeadAndTrim() {
+        let trimmed = music()
+        let lead = (0..<61).map { Float(sin(Double($0))) * 1e-4 }  // below −54 dBFS: skipped
+        let untrimmed = lead + trimmed + [Float](repeating: 0, count: 48)
+        let a = audioDigest(trimmed), b = audioDigest(untrimmed)
+        XCTAssertNotEqual(a.hex, b.hex)
+        XCTAssertEqual(a.audioPrint.blockCount, 80_000 / 512)
+        XCTAssertEqual(a.audioPrint, b.audioPrint)
+        XCTAssertTrue(a.audioPrint.sameAudio(as: b.audioPrint))
+        // The same loudness at another pitch, the same audio shifted by one block, and silence.
+        XCTAssertFalse(a.audioPrint.sameAudio(as: audioDigest(music(pitch: 1.5)).audioPrint))
+        XCTAssertFalse(a.audioPrint.sameAudio(as: audioDigest(Array(trimmed.dropFirst(512))).audioPrint))
+        XCTAssertEqual(audioDigest([Float](repeating: 0, count: 8000)).audioPrint.blockCount, 0)
+        XCTAssertFalse(AudioPrint().sameAudio(as: AudioPrint()))
+    }
+
+    /// A print keeps every block of its first 4096, then one in 64, and the count of all: ten
+    /// minutes at 8 kHz (9375 blocks) keep 4096 + 83 blocks, 8362 bytes stored instead of
+    /// 18,750; it reads back equal, and still tells a copy 3 blocks shorter apart.
+    func testALongPrintStaysSmallAndReadsBack() {
+        var phase = 0.0
+        let samples = (0..<(9375 * 512 + 100)).map { i -> Float in
+            let t = Double(i) / 8000
+            phase += 2 * Double.pi * (300 + 200 * sin(t * 0.7)) / 8000
+            return Float((0.3 + 0.25 * sin(t * 1.9)) * sin(phase))
+        }
+        let whole = audioDigest(samples).audioPrint
+        XCTAssertEqual(whole.blockCount, 9375)
+        XCTAssertEqual(whole.bytes.count, 4 + 2 * (4096 + 83))
+        XCTAssertEqual(AudioPrint(bytes: whole.bytes), whole)
+        XCTAssertTrue(audioDigest([Float](repeating: 0, count: 61) + samples).audioPrint.sameAudio(as: whole))
+        XCTAssertFalse(audioDigest(Array(samples.dropLast(3 * 512))).audioPrint.sameAudio(as: whole))
+        XCTAssertEqual(AudioPrint(bytes: []).blockCount, 0)
+    }
+
+    /// Issue 39 item 2: one recording whatever the path, URL or pipe (a source that is only the
+    /// input's name); two named sources that aired the same audio keep a recording each.
+    func testOneRecordingPerAudioAndNamedSource() throws {
+        let lib = try library()
+        let file = audioDigest(music()), pipe = audioDigest([Float](repeating: 0, count: 61) + music())
+        try lib.record(LibraryRecording(digest: file.hex, name: "/m/a.mp3", source: "/m/a.mp3", duration: 10,
+                                        audioPrint: file.audioPrint), airings: [airing("spot-a", 0, 5)])
+        let piped = try lib.record(LibraryRecording(digest: pipe.hex, name: "-", source: "stdin", duration: 10,
+                                                    audioPrint: pipe.audioPrint), airings: [airing("spot-a", 0, 5)])
+        XCTAssertTrue(piped.replaced)
+        XCTAssertEqual(try lib.recordings().map(\.name), ["-"])
+        for source in ["Radio 1", "Radio 9", "Radio 1"] {
+            try lib.record(LibraryRecording(digest: file.hex, name: "/m/a.mp3", source: source, duration: 10,
+                                            audioPrint: file.audioPrint), airings: [airing("spot-a", 0, 5), airing("spot-b", 5, 9)])
+        }
+        XCTAssertEqual(try lib.recordings().map(\.source), ["Radio 9", "Radio 1"])
+        XCTAssertEqual(try lib.airings(LibraryFilter(source: "Radio 1")).count, 2)
+        XCTAssertEqual(try lib.airings(LibraryFilter(source: "Radio 9")).count, 2)
+        XCTAssertEqual(try lib.airings().count, 4)
+    }
+
+    /// A library of format 1 (digest unique, no print) is upgraded when opened: its recordings
+    /// and airings are kept, and the same digest from another named source is then a second
+    /// recording instead of a constraint failure.
+    func testAVersion1LibraryIsUpgradedKeepingItsAirings() throws {
+        let path = try TestSupport.temporaryDirectory(self).appendingPathComponent("v1.db").path
+        do {
+            let db = try SQLiteDatabase(path: path, create: true)
+            try db.execute("""
+                CREATE TABLE library_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                INSERT INTO library_meta VALUES ('format_version', '1');
+                CREATE TABLE recording(id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE, name TEXT NOT NULL,
+                    source TEXT NOT NULL, duration REAL NOT NULL, wall_start REAL, added_at REAL NOT NULL);
+                CREATE INDEX recording_source ON recording(source);
+                CREATE TABLE item(id INTEGER PRIMARY KEY, reference TEXT NOT NULL UNIQUE, title TEXT, artist TEXT, duration REAL);
+                CREATE TABLE airing(id INTEGER PRIMARY KEY,
+                    recording INTEGER NOT NULL REFERENCES recording(id) ON DELETE CASCADE,
+                    source TEXT NOT NULL, item INTEGER NOT NULL REFERENCES item(id),
+                    start REAL NOT NULL, "end" REAL NOT NULL, wall_start REAL, wall_end REAL, day INTEGER,
+                    reference_start REAL NOT NULL, reference_end REAL NOT NULL,
+                    confidence REAL NOT NULL, skew REAL NOT NULL, time_scale REAL NOT NULL, marker INTEGER);
+                INSERT INTO recording VALUES (1, 'aaaa0001', 'a.mp3', 'Radio 1', 100, NULL, 0);
+                INSERT INTO item VALUES (1, 'spot-a', 'Spot A', NULL, 60);
+                INSERT INTO airing VALUES (1, 1, 'Radio 1', 1, 0, 20, NULL, NULL, NULL, 10, 30, 0.9, 0, 1, NULL);
+                """)
+        }
+        let lib = try Library(path: path)
+        XCTAssertEqual(try lib.airings().map(\.reference), ["spot-a"])
+        try lib.record(LibraryRecording(digest: "aaaa0001", name: "a.mp3", source: "Radio 9", duration: 100),
+                       airings: [airing("spot-a", 0, 20)])
+        XCTAssertEqual(try lib.recordings().map(\.source), ["Radio 1", "Radio 9"])
+        let again = try lib.record(LibraryRecording(digest: "aaaa0001", name: "a.mp3", source: "Radio 1", duration: 100),
+                                   airings: [airing("spot-a", 1, 21)])
+        XCTAssertTrue(again.replaced)
+        XCTAssertEqual(try lib.airings(LibraryFilter(source: "Radio 1")).map(\.start), [1])
+        let reopened = try SQLiteDatabase(path: path, create: false)
+        let version = try reopened.prepare("SELECT value FROM library_meta WHERE key = 'format_version'")
+        XCTAssertTrue(try version.step())
+        XCTAssertEqual(version.string(0), "2")
+    }
 }
