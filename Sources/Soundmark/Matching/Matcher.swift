@@ -272,8 +272,8 @@ public final class Matcher {
                 }
                 for e in range {
                     let entry = entries[e]
-                    let ref = entry >> 32
-                    let off = Int(entry & 0xFFFF_FFFF) - b.q + Matcher.offsetBias
+                    let ref = PostingIndex.reference(of: entry)
+                    let off = PostingIndex.frame(of: entry) - b.q + Matcher.offsetBias
                     // (A posting of no reference can only come from a damaged index file.)
                     guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
                     keys.append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | b.hash)
@@ -492,9 +492,9 @@ public final class Matcher {
                 keys.withUnsafeBufferPointer { k in
                     var first = Int(c[cell])
                     let end = Int(c[cell + 1])
-                    while first < end && UInt32(truncatingIfNeeded: k[first] >> 32) < h { first += 1 }
+                    while first < end && PostingIndex.hash(ofDirectoryKey: k[first]) < h { first += 1 }
                     var last = first
-                    while last < end && UInt32(truncatingIfNeeded: k[last] >> 32) == h { last += 1 }
+                    while last < end && PostingIndex.hash(ofDirectoryKey: k[last]) == h { last += 1 }
                     return first..<last
                 }
             }
@@ -647,7 +647,7 @@ public final class Matcher {
             let q = Int((Double(runs.landmarks[i].anchorFrame) * c.timeScale).rounded())
             withFrames(runs.ranges[i], in: runs.source) { entries in
                 for entry in entries {
-                    let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
+                    let off = PostingIndex.frame(of: entry) - q + Matcher.offsetBias
                     guard off >= 0 && off < offsetLimit else { continue }
                     keys.append((ref << Matcher.offsetBits | UInt64(off)) << Matcher.hashBits | h)
                 }
@@ -663,7 +663,7 @@ public final class Matcher {
             let l = runs.landmarks[i]
             let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
             let agreed = withFrames(runs.ranges[i], in: runs.source) { entries in
-                entries.contains { abs(Int($0 & 0xFFFF_FFFF) - q - offset) <= 1 }
+                entries.contains { abs(PostingIndex.frame(of: $0) - q - offset) <= 1 }
             }
             if agreed { frames.append(Int(l.anchorFrame)) }
         }
@@ -1031,7 +1031,7 @@ public final class Matcher {
                 let range = lookup(h, in: source, start: start, skippingCommonHashes: skippingCommonHashes)
                 if range.isEmpty { continue }
                 let agreed = withFrames(range, in: source) { entries in
-                    entries.contains { agrees(Int($0 & 0xFFFF_FFFF), l) }
+                    entries.contains { agrees(PostingIndex.frame(of: $0), l) }
                 }
                 if agreed { found.append(l) }
             }

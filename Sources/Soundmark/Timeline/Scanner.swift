@@ -358,10 +358,11 @@ public final class Scanner {
                 let q = Int((Double(l.anchorFrame) * options.candidates[ci].timeScale).rounded())
                 postings.withPostings(lo..<hi) { entries in
                     for entry in entries {
-                        let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
+                        let off = PostingIndex.frame(of: entry) - q + Scanner.offsetBias
+                        let ref = PostingIndex.reference(of: entry)
                         // (A posting of no reference can only come from a damaged index file.)
-                        guard off >= 0, entry >> 32 < referenceCount else { continue }
-                        table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
+                        guard off >= 0, ref < referenceCount else { continue }
+                        table.add(key(ref: ref, candidate: ci, offsetBin: off >> 2))
                     }
                 }
             }
