@@ -1132,17 +1132,17 @@ public final class Matcher {
 
     /// The query frames of a match's own part when `other` (ascending anchor frames agreeing
     /// with another line of the reference) explains a part of the query at either end: over
-    /// stretches of ``Scanner/dominanceBlock`` frames, the range whose sum of (own − other)
+    /// stretches of ``dominanceBlock`` frames, the range whose sum of (own − other)
     /// agreements is largest (`mine`, ascending, holds the match's), with a part at either end
-    /// left out only when the other line holds at least ``Scanner/dominance`` times the match's
-    /// agreements there and at least ``Scanner/dominanceMinimum``; every frame when none is.
+    /// left out only when the other line holds at least ``dominance`` times the match's
+    /// agreements there and at least ``dominanceMinimum``; every frame when none is.
     static func undominated(_ mine: [Int32], by other: [Int32]) -> Range<Int32> {
         guard let first = mine.first, let last = mine.last else { return Int32.min ..< Int32.max }
-        let block = Int32(Scanner.dominanceBlock)
+        let block = Int32(Matcher.dominanceBlock)
         let lo = min(first, other.first ?? first)
         let count = Int((last - lo) / block) + 1
         let starts = (0..<count).map { lo + Int32($0) * block }
-        let ours = starts.map { Scanner.hits(mine, $0, $0 + block) }, theirs = starts.map { Scanner.hits(other, $0, $0 + block) }
+        let ours = starts.map { Matcher.hits(mine, $0, $0 + block) }, theirs = starts.map { Matcher.hits(other, $0, $0 + block) }
         // Largest-sum run of (ours − theirs) (Kadane), then each end kept unless dominated.
         var best = (sum: Int.min, from: 0, to: 0), run = 0, runFrom = 0
         for b in 0..<count {
@@ -1152,7 +1152,7 @@ public final class Matcher {
         }
         func dominated(_ r: Range<Int>) -> Bool {
             let o = r.reduce(0) { $0 + ours[$1] }, t = r.reduce(0) { $0 + theirs[$1] }
-            return t >= Scanner.dominanceMinimum && t >= Scanner.dominance * o
+            return t >= Matcher.dominanceMinimum && t >= Matcher.dominance * o
         }
         let from = dominated(0 ..< best.from) ? starts[best.from] : Int32.min
         let to = best.to < count && dominated(best.to ..< count) ? starts[best.to] : Int32.max
