@@ -20,12 +20,14 @@
 #   another folder declares that member of T; `extension T` names T's folder; in the folder
 #   that declares T, a call `member(` or `self.member(` of a member that an extension of T in
 #   another folder declares (when this folder declares no name `member` itself).
-# Precision: it over-reports where a local name shadows another folder's top-level type or
-# constant. It misses what it cannot see lexically: an extension member reached without its
-# type name (`x.member` where x is a library value, or an implicit `.member` of an inferred
-# type, such as `.sorted` for a JSONEncoder), protocol witnesses, and operators; so an extension
-# that adds members to another folder's type only shows up where they are called as T.member.
-# Types nested in a library type are owned by that type's folder. Check an edge with --why.
+# Precision: it over-reports where a local name, or a type nested in a library type (PeakEdge.Peak),
+# has the name of another folder's top-level type or constant (Matching -> Fingerprint lists
+# `Peak` for that reason, besides its real uses). It misses what it cannot see lexically: an
+# extension member reached on a value without its type name (`x.member` where x is a library
+# value outside the type's own folder, or an implicit `.member` of an inferred type, such as
+# `.sorted` for a JSONEncoder), protocol witnesses, and operators. So an extension that adds
+# members to another folder's type shows up where they are called as T.member or, in T's own
+# folder, on self. Every edge it prints is a name it found: check one with --why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 exec python3 - "$@" <<'PY'
