@@ -530,7 +530,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
                                                                 source: source, replacingOtherAudio: replacing, file: stamp,
                                                                 allowingDuplicateAudio: args.has("allow-duplicates"),
-                                                                checkingSameRecording: true)
+                                                                checkingSameRecording: .aligned)
                 } catch SoundmarkError.idInUse(_, let id, let other) {
                     // The same file with new content (edited since it was added): replace it.
                     if let other, let source, absolutePath(other) == absolutePath(source) {

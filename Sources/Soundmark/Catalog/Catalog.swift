@@ -272,14 +272,14 @@ public final class Catalog {
     ///   - source: the file it came from, kept for `catalog show`.
     ///   - allowingDuplicateAudio: when `true`, audio already stored under another id is stored
     ///     again under this one (`catalog add --allow-duplicates`); default `false`: ``AddOutcome/duplicate(of:)``.
-    ///   - checkingSameRecording: when `true` (and duplicates are not allowed), audio that is the
-    ///     same recording as a reference stored under another id (``Matcher/sameRecording(as:)``:
-    ///     a re-encoding, a resampled copy) is ``AddOutcome/duplicate(of:)`` too. The check reads
+    ///   - checkingSameRecording: when given (and duplicates are not allowed), audio that is the
+    ///     same recording as a reference stored under another id (as `test` decides, `.aligned`:
+    ///     the same length, aligned from start to end; a re-encoding, a resampled copy) is ``AddOutcome/duplicate(of:)`` too. The check reads
     ///     only a few stored references of the signature's length, looked up by fingerprint
     ///     (``DuplicateKeys``), and runs inside the write
     ///     transaction, after what other writers committed (on PostgreSQL, after the server's
     ///     changes are pulled under its lock): two processes adding copies of one recording at
-    ///     once store it once. Default `false`: only identical postings are duplicates.
+    ///     once store it once. Default `nil`: only identical postings are duplicates.
     ///   - replacingOtherAudio: when `false`, an id already holding other audio is refused with
     ///     ``SoundmarkError/idInUse(path:id:source:)`` instead of replaced (default `true`).
     ///   - file: the stamp of the source file, stored so that re-adding it unchanged can be
@@ -295,7 +295,7 @@ public final class Catalog {
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
                                       annotations: [Annotation]? = nil, source: String? = nil,
                                       replacingOtherAudio: Bool = true, file: FileStamp? = nil,
-                                      allowingDuplicateAudio: Bool = false, checkingSameRecording: Bool = false) throws -> AddOutcome {
+                                      allowingDuplicateAudio: Bool = false, checkingSameRecording test: (any SameRecordingTest)? = nil) throws -> AddOutcome {
         guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
@@ -315,8 +315,8 @@ public final class Catalog {
                 var sameIDs: [String] = []
                 while try same.step() { sameIDs.append(same.string(0) ?? "") }
                 if !sameIDs.isEmpty && !sameIDs.contains(item.id) && !allowingDuplicateAudio { return .duplicate(of: sameIDs[0]) }
-                let checked = checkingSameRecording && !allowingDuplicateAudio && !sameIDs.contains(item.id)
-                if checked, let other = try storedSameRecording(as: signature, excluding: item.id) {
+                let checked = test != nil && !allowingDuplicateAudio && !sameIDs.contains(item.id)
+                if checked, let test, let other = try storedSameRecording(as: signature, excluding: item.id, test: test) {
                     return .duplicate(of: other)
                 }
                 let existing = try reference(id: item.id)
@@ -363,15 +363,15 @@ public final class Catalog {
     }
 
     /// The id of a stored reference other than `id` that holds the same recording as `signature`
-    /// (``Matcher/sameRecording(as:)``): inside the caller's transaction. Candidates are looked
+    /// (as `test`, a ``SameRecordingTest``, decides): inside the caller's transaction. Candidates are looked
     /// up by fingerprint (``DuplicateKeys``): the references of its length (within
-    /// ``Matcher/duplicateLengthTolerance``) whose stored keys share most of the signature's,
+    /// `test`'s ``SameRecordingTest/lengthTolerance``) whose stored keys share most of the signature's,
     /// at most ``DuplicateKeys/candidates`` of them, are decoded and voted for. The check so
     /// reads a few references whatever the catalog holds (it decoded every reference of the
     /// same length before: 100 files of 12 s into 1,000 references of 12 s took minutes).
-    private func storedSameRecording(as signature: Signature, excluding id: String) throws -> String? {
+    private func storedSameRecording(as signature: Signature, excluding id: String, test: any SameRecordingTest) throws -> String? {
         try syncDuplicateKeys()
-        let tolerance = Matcher.duplicateLengthTolerance, rate = Double(configuration.sampleRate)
+        let tolerance = test.lengthTolerance, rate = Double(configuration.sampleRate)
         let low = Int64(((signature.duration - tolerance) * rate).rounded(.down))
         let high = Int64(((signature.duration + tolerance) * rate).rounded(.up))
         // Shared keys per reference; a key stored by more than ``DuplicateKeys/commonKey``
@@ -399,8 +399,8 @@ public final class Catalog {
         guard !candidates.isEmpty else { return nil }
         let list = Array(repeating: "?", count: candidates.count).joined(separator: ",")
         let index = try decodeIndex(filter: "WHERE r.id IN (\(list))", values: candidates)
-        guard !index.references.isEmpty, let hit = Matcher(index: index).sameRecording(as: signature) else { return nil }
-        return index.references[hit.referenceIndex].item.id
+        guard !index.references.isEmpty, let hit = test.sameRecording(as: signature, in: index) else { return nil }
+        return index.references[hit].item.id
     }
 
     static let duplicateKeyTable = """

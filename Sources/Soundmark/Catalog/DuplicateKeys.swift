@@ -1,5 +1,5 @@
 /// The keys by which `catalog add` finds the references that may hold the same recording as a new
-/// one (``Matcher/sameRecording(as:)`` then decides): a bottom-k sketch (Broder, *On the
+/// one (a ``SameRecordingTest`` then decides): a bottom-k sketch (Broder, *On the
 /// resemblance and containment of documents*, 1997) of the reference's postings.
 ///
 /// A key is a posting's hash with its anchor frame's ``bucketFrames``-frame bucket: two copies of

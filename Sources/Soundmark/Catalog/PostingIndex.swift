@@ -119,6 +119,20 @@ public struct PostingIndex: Sendable {
     private let referenceHashes: PostingBuffer<UInt32>?
     private let storage: PostingStorage?
 
+    /// The reference index of a posting packed as in ``entries`` (`referenceIndex << 32 | frame`):
+    /// the one place that layout is read outside the index itself.
+    @inline(__always)
+    public static func reference(of entry: UInt64) -> UInt64 { entry >> 32 }
+
+    /// The anchor frame (hops from the reference's start) of a posting packed as in ``entries``,
+    /// or as a key of ``hashDirectory(of:)`` (`hash << 32 | frame`): both hold it in the low 32 bits.
+    @inline(__always)
+    public static func frame(of entry: UInt64) -> Int { Int(entry & 0xFFFF_FFFF) }
+
+    /// The hash of a key of ``hashDirectory(of:)`` (`hash << 32 | frame`).
+    @inline(__always)
+    public static func hash(ofDirectoryKey key: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: key >> 32) }
+
     /// Every posting packed as `referenceIndex << 32 | frame`, by hash, then reference, then
     /// frame. For a mapped index this widens every posting into newly allocated memory
     /// (8 bytes each): for tests and tools; matching reads through ``withPostings(_:_:)``.

@@ -272,8 +272,8 @@ public final class Matcher {
                 }
                 for e in range {
                     let entry = entries[e]
-                    let ref = entry >> 32
-                    let off = Int(entry & 0xFFFF_FFFF) - b.q + Matcher.offsetBias
+                    let ref = PostingIndex.reference(of: entry)
+                    let off = PostingIndex.frame(of: entry) - b.q + Matcher.offsetBias
                     // (A posting of no reference can only come from a damaged index file.)
                     guard off >= 0 && off < offsetLimit && ref < referenceCount else { continue }
                     keys.append((ref << Matcher.offsetBits | UInt64(off)) << hashBits | b.hash)
@@ -492,9 +492,9 @@ public final class Matcher {
                 keys.withUnsafeBufferPointer { k in
                     var first = Int(c[cell])
                     let end = Int(c[cell + 1])
-                    while first < end && UInt32(truncatingIfNeeded: k[first] >> 32) < h { first += 1 }
+                    while first < end && PostingIndex.hash(ofDirectoryKey: k[first]) < h { first += 1 }
                     var last = first
-                    while last < end && UInt32(truncatingIfNeeded: k[last] >> 32) == h { last += 1 }
+                    while last < end && PostingIndex.hash(ofDirectoryKey: k[last]) == h { last += 1 }
                     return first..<last
                 }
             }
@@ -647,7 +647,7 @@ public final class Matcher {
             let q = Int((Double(runs.landmarks[i].anchorFrame) * c.timeScale).rounded())
             withFrames(runs.ranges[i], in: runs.source) { entries in
                 for entry in entries {
-                    let off = Int(entry & 0xFFFF_FFFF) - q + Matcher.offsetBias
+                    let off = PostingIndex.frame(of: entry) - q + Matcher.offsetBias
                     guard off >= 0 && off < offsetLimit else { continue }
                     keys.append((ref << Matcher.offsetBits | UInt64(off)) << Matcher.hashBits | h)
                 }
@@ -663,7 +663,7 @@ public final class Matcher {
             let l = runs.landmarks[i]
             let q = Int((Double(l.anchorFrame) * c.timeScale).rounded())
             let agreed = withFrames(runs.ranges[i], in: runs.source) { entries in
-                entries.contains { abs(Int($0 & 0xFFFF_FFFF) - q - offset) <= 1 }
+                entries.contains { abs(PostingIndex.frame(of: $0) - q - offset) <= 1 }
             }
             if agreed { frames.append(Int(l.anchorFrame)) }
         }
@@ -1031,7 +1031,7 @@ public final class Matcher {
                 let range = lookup(h, in: source, start: start, skippingCommonHashes: skippingCommonHashes)
                 if range.isEmpty { continue }
                 let agreed = withFrames(range, in: source) { entries in
-                    entries.contains { agrees(Int($0 & 0xFFFF_FFFF), l) }
+                    entries.contains { agrees(PostingIndex.frame(of: $0), l) }
                 }
                 if agreed { found.append(l) }
             }
@@ -1132,17 +1132,17 @@ public final class Matcher {
 
     /// The query frames of a match's own part when `other` (ascending anchor frames agreeing
     /// with another line of the reference) explains a part of the query at either end: over
-    /// stretches of ``Scanner/dominanceBlock`` frames, the range whose sum of (own − other)
+    /// stretches of ``dominanceBlock`` frames, the range whose sum of (own − other)
     /// agreements is largest (`mine`, ascending, holds the match's), with a part at either end
-    /// left out only when the other line holds at least ``Scanner/dominance`` times the match's
-    /// agreements there and at least ``Scanner/dominanceMinimum``; every frame when none is.
+    /// left out only when the other line holds at least ``dominance`` times the match's
+    /// agreements there and at least ``dominanceMinimum``; every frame when none is.
     static func undominated(_ mine: [Int32], by other: [Int32]) -> Range<Int32> {
         guard let first = mine.first, let last = mine.last else { return Int32.min ..< Int32.max }
-        let block = Int32(Scanner.dominanceBlock)
+        let block = Int32(Matcher.dominanceBlock)
         let lo = min(first, other.first ?? first)
         let count = Int((last - lo) / block) + 1
         let starts = (0..<count).map { lo + Int32($0) * block }
-        let ours = starts.map { Scanner.hits(mine, $0, $0 + block) }, theirs = starts.map { Scanner.hits(other, $0, $0 + block) }
+        let ours = starts.map { Matcher.hits(mine, $0, $0 + block) }, theirs = starts.map { Matcher.hits(other, $0, $0 + block) }
         // Largest-sum run of (ours − theirs) (Kadane), then each end kept unless dominated.
         var best = (sum: Int.min, from: 0, to: 0), run = 0, runFrom = 0
         for b in 0..<count {
@@ -1152,7 +1152,7 @@ public final class Matcher {
         }
         func dominated(_ r: Range<Int>) -> Bool {
             let o = r.reduce(0) { $0 + ours[$1] }, t = r.reduce(0) { $0 + theirs[$1] }
-            return t >= Scanner.dominanceMinimum && t >= Scanner.dominance * o
+            return t >= Matcher.dominanceMinimum && t >= Matcher.dominance * o
         }
         let from = dominated(0 ..< best.from) ? starts[best.from] : Int32.min
         let to = best.to < count && dominated(best.to ..< count) ? starts[best.to] : Int32.max

@@ -364,10 +364,11 @@ public final class Scanner {
                 let q = Int((Double(l.anchorFrame) * options.candidates[ci].timeScale).rounded())
                 postings.withPostings(lo..<hi) { entries in
                     for entry in entries {
-                        let off = Int(entry & 0xFFFF_FFFF) - q + Scanner.offsetBias
+                        let off = PostingIndex.frame(of: entry) - q + Scanner.offsetBias
+                        let ref = PostingIndex.reference(of: entry)
                         // (A posting of no reference can only come from a damaged index file.)
-                        guard off >= 0, entry >> 32 < referenceCount else { continue }
-                        table.add(key(ref: entry >> 32, candidate: ci, offsetBin: off >> 2))
+                        guard off >= 0, ref < referenceCount else { continue }
+                        table.add(key(ref: ref, candidate: ci, offsetBin: off >> 2))
                     }
                 }
             }
@@ -901,40 +902,21 @@ public final class Scanner {
     /// Hits of an open line for ``clearLineTolerance``: 200.
     static let clearLineHits = 200
 
-    /// Frames of one stretch compared by ``afterDominated(_:by:)``: 16 (0.26 s at the default hop).
-    static let dominanceBlock = 16
-    /// How many times another line's hits must outnumber a line's in a stretch to explain it
-    /// (``afterDominated(_:by:)``): 3, and at least ``dominanceMinimum`` hits.
-    static let dominance = 3
-    /// Fewest hits of the other line in a stretch it dominates: 6 (about a third of a clean
-    /// play's hits in 0.26 s; under noise no stretch is dominated and the line keeps its hits).
-    static let dominanceMinimum = 6
-
-    /// How many of `frames` (ascending) lie in `lo ..< hi`.
-    static func hits(_ frames: [Int32], _ lo: Int32, _ hi: Int32) -> Int {
-        var a = 0, b = frames.count
-        while a < b { let m = (a + b) / 2; if frames[m] < lo { a = m + 1 } else { b = m } }
-        var c = a
-        b = frames.count
-        while c < b { let m = (c + b) / 2; if frames[m] < hi { c = m + 1 } else { b = m } }
-        return c - a
-    }
-
     /// Index of the first of `hits` (a new line's recording frames, ascending) after the last
-    /// stretch of ``dominanceBlock`` frames (counted from the first hit) where `other` (another
-    /// line's recording frames, ascending) has at least ``dominance`` times as many hits and at
-    /// least ``dominanceMinimum``; 0 when there is none. A seek of 0.7 s inside one play of
+    /// stretch of ``Matcher/dominanceBlock`` frames (counted from the first hit) where `other` (another
+    /// line's recording frames, ascending) has at least ``Matcher/dominance`` times as many hits and at
+    /// least ``Matcher/dominanceMinimum``; 0 when there is none. A seek of 0.7 s inside one play of
     /// Wesnoth's *Knolls* gave the new line 10–30 % of the old one's hits over the 15 s before
     /// it (the music is like itself 0.7 s away), so traced back it started at the play's start
     /// and was dropped as a repeat of the old line.
     static func afterDominated(_ hits: [Int32], by other: [Int32]) -> Int {
         guard let first = hits.first, let last = hits.last, !other.isEmpty else { return 0 }
-        let block = Int32(dominanceBlock)
+        let block = Int32(Matcher.dominanceBlock)
         var lo = first, cutAt: Int32? = nil
         while lo <= last {
             let hi = lo + block
-            let theirs = Scanner.hits(other, lo, hi)
-            if theirs >= dominanceMinimum && theirs >= dominance * Scanner.hits(hits, lo, hi) { cutAt = hi }
+            let theirs = Matcher.hits(other, lo, hi)
+            if theirs >= Matcher.dominanceMinimum && theirs >= Matcher.dominance * Matcher.hits(hits, lo, hi) { cutAt = hi }
             lo = hi
         }
         guard let cutAt else { return 0 }
@@ -944,18 +926,18 @@ public final class Scanner {
     /// The recording frame where the last stretch of `hits` (a line's recording frames,
     /// ascending) that `other` (a later line of the same reference) dominates, as in
     /// ``afterDominated(_:by:)``, begins: walking back from the last hit, stretches of
-    /// ``dominanceBlock`` frames that `other` dominates or that hold few hits of either (a
-    /// pause) are passed, up to one where `hits` hold ``dominanceMinimum`` or more undominated;
+    /// ``Matcher/dominanceBlock`` frames that `other` dominates or that hold few hits of either (a
+    /// pause) are passed, up to one where `hits` hold ``Matcher/dominanceMinimum`` or more undominated;
     /// `nil` when no stretch at the end is dominated.
     static func dominatedEnd(_ hits: [Int32], by other: [Int32]) -> Int32? {
         guard let first = hits.first, let last = hits.last, !other.isEmpty else { return nil }
-        let block = Int32(dominanceBlock)
+        let block = Int32(Matcher.dominanceBlock)
         var hi = last + 1, cut: Int32? = nil
         while hi > first {
             let lo = hi - block
-            let ours = Scanner.hits(hits, lo, hi), theirs = Scanner.hits(other, lo, hi)
-            if theirs >= dominanceMinimum && theirs >= dominance * ours { cut = lo }
-            else if ours >= dominanceMinimum { break }
+            let ours = Matcher.hits(hits, lo, hi), theirs = Matcher.hits(other, lo, hi)
+            if theirs >= Matcher.dominanceMinimum && theirs >= Matcher.dominance * ours { cut = lo }
+            else if ours >= Matcher.dominanceMinimum { break }
             hi = lo
         }
         return cut

@@ -117,22 +117,22 @@ final class CatalogTests: XCTestCase {
         }
         let original = try XCTUnwrap(slices.first { $0.id == "wesnoth-knolls-5" })
         let copy = TestSupport.signature(of: TestSupport.withPinkNoise(original.samples.map { $0 * 0.7 }, snr: 30), role: .reference)
-        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: true),
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: .aligned),
                        .duplicate(of: "wesnoth-knolls-5"))
         // Same length, other music: added (and its keys stored with it).
         let other = TestSupport.signature(of: try TestSupport.piece("wesnoth-battle", from: 1.25, seconds: 12), role: .reference)
-        XCTAssertEqual(try catalog.addReferenceSignature(other, representing: MediaItem(id: "battle-1.25"), checkingSameRecording: true), .added)
-        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: true),
+        XCTAssertEqual(try catalog.addReferenceSignature(other, representing: MediaItem(id: "battle-1.25"), checkingSameRecording: .aligned), .added)
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: .aligned),
                        .duplicate(of: "wesnoth-knolls-5"))
         // The original replaced by other audio under its id: the copy is no longer a duplicate of it.
         let replacement = TestSupport.signature(of: try TestSupport.piece("wesnoth-battle", from: 3.75, seconds: 12), role: .reference)
         XCTAssertEqual(try catalog.addReferenceSignature(replacement, representing: MediaItem(id: "wesnoth-knolls-5"), allowingDuplicateAudio: true), .replaced)
-        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: true), .added)
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy"), checkingSameRecording: .aligned), .added)
         XCTAssertTrue(try catalog.remove(id: "copy"))
-        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy-2"), checkingSameRecording: true), .added)
+        XCTAssertEqual(try catalog.addReferenceSignature(copy, representing: MediaItem(id: "copy-2"), checkingSameRecording: .aligned), .added)
         // A reopened catalog finds it by its stored keys.
         let reopened = try Catalog(path: path)
-        XCTAssertEqual(try reopened.addReferenceSignature(copy, representing: MediaItem(id: "copy-3"), checkingSameRecording: true),
+        XCTAssertEqual(try reopened.addReferenceSignature(copy, representing: MediaItem(id: "copy-3"), checkingSameRecording: .aligned),
                        .duplicate(of: "copy-2"))
         XCTAssertEqual(try reopened.references().count, 50)
     }
