@@ -1757,6 +1757,11 @@ public final class Scanner {
     /// How long (recording seconds) closed segments are kept for the live decision once no
     /// activity that is still open overlaps them: 60 (more than ``joinGap`` plus a window).
     static let liveHorizon = 60.0
+    /// Seconds between a closed segment's end and an open activity's start within which the
+    /// segment is kept for the live decision however old it is: 1 (more than
+    /// ``ChangeEdge/spliceOverlap`` and ``ChangeEdge/spliceGap``, the furthest
+    /// ``boundary(_:_:)`` looks apart).
+    static let liveNeighbourSeconds = 1.0
 
     /// `scan`'s decision over `segments`: ``resolveOverlaps(_:threshold:postings:)`` with this
     /// scanner's threshold and reference postings, without plays shorter than the minimum
@@ -1870,9 +1875,14 @@ public final class Scanner {
             }
         }
         pending = seen
-        // Forget what can no longer change an open activity's play.
+        // Forget what can no longer change an open activity's play. A segment that ends where an
+        // open activity's play starts (within ``liveNeighbourSeconds``) still places that start
+        // (``boundary(_:_:)``: a butt splice, a crossfade's middle): forgotten, the play's start
+        // went back to its own first hits, up to 0.6 s later than scan's.
         let open = activities.filter { !$0.ended }.map(\.segment)
-        liveFinished.removeAll { f in f.end < now - Scanner.liveHorizon && !open.contains { Scanner.overlap($0, f) > 0 } }
+        liveFinished.removeAll { f in
+            f.end < now - Scanner.liveHorizon && !open.contains { Scanner.overlap($0, f) > -Scanner.liveNeighbourSeconds }
+        }
         // An ended activity is remembered while segments of its reference over its audio are:
         // one that outlives the rest (kept for an activity it overlaps, or a line at another
         // alignment closed later) would otherwise come up as a play of its own once the

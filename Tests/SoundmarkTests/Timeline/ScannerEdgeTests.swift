@@ -415,6 +415,26 @@ final class ScannerMonitorAgreementTests: XCTestCase {
         }
     }
 
+    /// A play that starts at a splice and lasts more than ``Scanner/liveHorizon`` minus the
+    /// activity end delay after the play before it ended: the monitor keeps the start `scan`
+    /// gives it. (In the public bench's mixes the monitor had forgotten the neighbour's segment
+    /// there and five plays started 0.1–0.6 s later than scan's; these splices, with and
+    /// without a rise, place the start from the play's own hits and stand as the agreement's
+    /// check on long neighbours.)
+    func testAPlayKeepsTheStartItsNeighbourGaveItWhenTheNeighbourIsOld() throws {
+        let index = CatalogIndex(configuration: Configuration(),
+                                 items: try ["wesnoth-knolls", "wesnoth-battle"].map { (MediaItem(id: $0), try TestSupport.referenceSignature($0)) })
+        let a = try TestSupport.referenceSamples("wesnoth-knolls"), b = try TestSupport.referenceSamples("wesnoth-battle")
+        for (name, cut, rise) in [("splice, 1 s rise", 40.0, 1.0), ("splice, 2 s rise", 40.0, 2.0), ("splice 35 s, 1 s rise", 35.0, 1.0),
+                                  ("splice 35 s, 0.5 s rise", 35.0, 0.5)] {
+            var recording = Array(a[..<Int(cut * Double(rate))])
+            let n = Int(rise * Double(rate))
+            for i in 0..<b.count { recording.append(b[i] * (i < n ? Float(i) / Float(n) : 1)) }
+            recording += [Float](repeating: 0, count: 40 * rate)
+            compare(recording, index: index, name)
+        }
+    }
+
     /// A play masked under noise (a DJ mix's crowd) with 6 s of it lost to silence, on its own
     /// time line: `scan` joins the parts into one play, and the monitor must not make two
     /// activities of it.
