@@ -59,7 +59,8 @@ func main() -> Int32 {
     if args == ["--version"] {
         // Every versioned format, named: the numbers a file of another build is checked against.
         print("soundmark \(soundmarkVersion) (catalog format \(Catalog.formatVersion), fingerprint format \(Configuration.formatVersion), "
-              + "library format \(Library.formatVersion), signature file \(SignatureFile.fileVersion), marker format \(MarkerFormat.current.version))")
+              + "library format \(Library.formatVersion), signature file \(SignatureFile.fileVersion), marker format \(MarkerFormat.current.version), "
+              + "JSON output format \(jsonOutputFormat))")
         return Exit.ok
     }
     let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
