@@ -299,4 +299,4 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed, 0…86400 s; 0: never (default 5)"),
               streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption],
-    positional: 1...1, run: runMonitor)
+    positional: 1...1, run: runMonitor, streamsOutput: true)

@@ -33,9 +33,10 @@ func describe(_ error: Error) -> String {
     return "\(error)"
 }
 
-let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
+// Every command with --format takes -o/--output FILE, spelt and handled the same way.
+let commands: [CommandSpec] = (catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
     + libraryCommands + reportCommands + markerCommands + signatureCommands + shazamCatalogCommands
-    + postgresCommands
+    + postgresCommands).map(withOutputOption)
 
 /// One help line per command: its words padded to 24 columns, then its summary.
 func commandRows(_ specs: [CommandSpec]) -> [String] {
@@ -87,6 +88,9 @@ func main() -> Int32 {
     }
     do {
         let parsed = try parse(rest, for: spec)
+        if let path = parsed.value("output"), path != "-", spec.options.contains(where: \.redirectsStandardOutput) {
+            return try runWritingStandardOutput(to: path, streamed: spec.streamsOutput) { try spec.run(parsed) }
+        }
         return try spec.run(parsed)
     } catch let e as UsageError {
         printError("\(e.message) (see 'soundmark \(spec.words.joined(separator: " ")) --help')")
