@@ -83,6 +83,8 @@ final class JSONSchemaTests: XCTestCase {
         XCTAssertEqual(started.map { $0["material_id"] as? String },
                        ["wesnoth-knolls", "supertux-chipdisko", "wesnoth-battle", "wesnoth-the-dangerous-symphony"])
         XCTAssertEqual((try objects(timeline).first?["rows"] as? [[String: Any]])?.count, 4)
+        // Events carry the reference object beside the payload's material_id.
+        XCTAssertEqual(started.map { referenceID($0["reference"]) }, started.map { $0["material_id"] as? String })
 
         // The library: airings (report and list), counts by every grouping, recordings.
         XCTAssertEqual(try soundmark(["identify", "--catalog", catalog, "--library", library, "--source", "radio2", clip]).status, 0)
