@@ -121,6 +121,19 @@ final class JSONSchemaTests: XCTestCase {
                                                     status: 1)),
                    ("scan-versions", try output("scan-versions.json", ["scan", "--versions", "--catalog", catalog, "--format", "json", recording]))]
         XCTAssertEqual(try objects(checks.last!.file).first?["source"] as? String, recording)
+        // Signature files: a soundmark .smsig, Shazam signatures and a ShazamKit catalog (Tests/Fixtures/Shazam).
+        let smsig = path("clip.smsig")
+        XCTAssertEqual(try soundmark(["signature", "-o", smsig, clip]).status, 0)
+        let shazam = CLISupport.root.appendingPathComponent("Tests/Fixtures/Shazam")
+        for (i, file) in [smsig, shazam.appendingPathComponent("andresparejo_Trim1.mp4.shazamsignature").path,
+                          shazam.appendingPathComponent("shazamio-core_probe.flac.sig").path,
+                          shazam.appendingPathComponent("SoundCatalogKit_MyCatalog.shazamcatalog").path].enumerated() {
+            let shown = try output("signature-\(i).json", ["signature", "show", "--format", "json", file])
+            checks.append(("signature-show", shown))
+            XCTAssertEqual(try objects(shown).first?["source"] as? String, file)
+        }
+        XCTAssertEqual(try objects(checks.last!.file).first?["catalogVersion"] as? Int, 1)
+
         // Audio markers: samples/clip.mp3 carries none (exit 1, an empty list).
         let markers = try output("markers.json", ["marker", "detect", "--format", "json", clip], status: 1)
         checks.append(("markers", markers))
