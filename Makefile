@@ -3,7 +3,7 @@ SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEB_PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
                 libfftw3-dev libsqlite3-dev libvorbis-dev zlib1g-dev ffmpeg sox cuetools shntool \
-                postgresql libpq-dev espeak-ng
+                postgresql libpq-dev espeak-ng python3-jsonschema
 SOUNDMARK := .build/release/soundmark
 DEMO_CATALOG := .build/demo/catalog.db
 

@@ -10,6 +10,9 @@ struct OptionSpec {
     var repeatable = false
     /// The one-letter spelling (`-o` for `--output`), when the option has one.
     var short: Character? = nil
+    /// Whether this is the `-o/--output FILE` that main takes standard output to
+    /// (``standardOutputFileOption``), rather than a file option the command writes itself.
+    var redirectsStandardOutput = false
 
     /// The accepted values when the placeholder lists them (`text|json`), else nil.
     var choices: [String]? {
@@ -28,6 +31,9 @@ struct CommandSpec {
     let options: [OptionSpec]
     let positional: ClosedRange<Int>
     let run: (ParsedArguments) throws -> Int32
+    /// Whether the command writes its output as it goes (monitor): `-o FILE` is then written
+    /// line by line, not whole at the end.
+    var streamsOutput = false
 }
 
 /// The parsed command line of one command.

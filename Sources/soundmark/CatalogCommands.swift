@@ -614,7 +614,7 @@ func runCatalogList(_ args: ParsedArguments) throws -> Int32 {
     let catalog = try openCatalog(try required(args, "catalog"), readOnly: true)
     let refs = try catalog.references()
     if args.value("format") == "json" {
-        print(JSONOutput.object([("references", .array(refs.map(referenceJSON)))]).text)
+        print(versionedJSON([("references", .array(refs.map(referenceJSON)))]).text)
         return Exit.ok
     }
     for r in refs {
@@ -646,7 +646,7 @@ func runCatalogShow(_ args: ParsedArguments) throws -> Int32 {
         members.append(("annotationList", .array(annotations.map {
             .object([("start", .seconds($0.start)), ("end", .seconds($0.end)), ("text", .string($0.text))])
         })))
-        print(JSONOutput.object(members).text)
+        print(versionedJSON(members).text)
         return Exit.ok
     }
     print("id:        \(r.item.id)")

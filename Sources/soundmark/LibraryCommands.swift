@@ -186,12 +186,13 @@ func airingRow(_ a: Airing, digests: [Int64: String]) -> [String] {
      a.marker.map { "\($0)" } ?? ""]
 }
 
-/// One airing as JSON (the fields of ``airingColumns``, times in seconds, wall-clock times ISO-8601 UTC).
+/// One airing as JSON (the fields of ``airingColumns``, times in seconds, wall-clock times ISO-8601 UTC;
+/// reference, title and artist as one `reference` object `{"id","title","artist"}`).
 func airingJSON(_ a: Airing, digests: [Int64: String]) -> JSONOutput {
     .object([("source", .string(a.source)), ("recording", .string(digests[a.recording] ?? "")),
              ("start", .seconds(a.start)), ("end", .seconds(a.end)),
              ("wallStart", .optional(a.wallStart.map(TimeText.iso))), ("wallEnd", .optional(a.wallEnd.map(TimeText.iso))),
-             ("reference", .string(a.reference)), ("title", .optional(a.title)), ("artist", .optional(a.artist)),
+             ("reference", referenceJSON(id: a.reference, title: a.title, artist: a.artist)),
              ("duration", .seconds(a.durationAired)),
              ("fractionAired", a.fractionAired.map { .number($0, decimals: 4) } ?? .null),
              ("referenceStart", .seconds(a.referenceStart)), ("referenceEnd", .seconds(a.referenceEnd)),
@@ -215,7 +216,7 @@ func airingJSONText(_ a: Airing, digests: [Int64: String]) -> String {
     var t = "{\"source\":" + string(a.source) + ",\"recording\":" + string(digests[a.recording] ?? "")
     t += ",\"start\":" + number(a.start, 3) + ",\"end\":" + number(a.end, 3)
     t += ",\"wallStart\":" + string(a.wallStart.map(TimeText.iso)) + ",\"wallEnd\":" + string(a.wallEnd.map(TimeText.iso))
-    t += ",\"reference\":" + string(a.reference) + ",\"title\":" + string(a.title) + ",\"artist\":" + string(a.artist)
+    t += ",\"reference\":{\"id\":" + string(a.reference) + ",\"title\":" + string(a.title) + ",\"artist\":" + string(a.artist) + "}"
     t += ",\"duration\":" + number(a.durationAired, 3) + ",\"fractionAired\":" + (a.fractionAired.map { number($0, 4) } ?? "null")
     t += ",\"referenceStart\":" + number(a.referenceStart, 3) + ",\"referenceEnd\":" + number(a.referenceEnd, 3)
     t += ",\"confidence\":" + number(a.confidence, 4) + ",\"frequencySkew\":" + number(a.frequencySkew, 4)
@@ -241,7 +242,7 @@ func writeAirings(_ airings: [Airing], format: String, library: Library, emit: (
         }
         emit(out)
     case "json":
-        var out = "{\"airings\":["
+        var out = "{\"version\":" + versionJSON.text + ",\"airings\":["
         for (i, a) in airings.enumerated() {
             if i > 0 { out += "," }
             out += airingJSONText(a, digests: digests)
@@ -303,7 +304,7 @@ func runLibraryShow(_ args: ParsedArguments) throws -> Int32 {
     }
     if args.positional.isEmpty {
         if json {
-            print(JSONOutput.object([("recordings", .array(recordings.map(recordingJSON)))]).text)
+            print(versionedJSON([("recordings", .array(recordings.map(recordingJSON)))]).text)
         } else {
             for r in recordings {
                 print("\(r.digest.prefix(12))  \(r.source)  \(r.wallStart.map(isoUTC) ?? "-")  \(formatClock(r.duration))  \(r.airingCount) airing(s)  \(r.name)")
@@ -316,8 +317,8 @@ func runLibraryShow(_ args: ParsedArguments) throws -> Int32 {
         if json {
             let digests = [r.id: r.digest]
             let airings = try library.airings(LibraryFilter(recording: r.digest))
-            print(JSONOutput.object([("recording", recordingJSON(r)),
-                                     ("airings", .array(airings.map { airingJSON($0, digests: digests) }))]).text)
+            print(versionedJSON([("recording", recordingJSON(r)),
+                                 ("airings", .array(airings.map { airingJSON($0, digests: digests) }))]).text)
         } else {
             print("recording \(r.digest)\n  name:     \(r.name)\n  source:   \(r.source)\n  duration: \(formatTimestamp(r.duration))")
             print("  start:    \(r.wallStart.map(isoUTC) ?? "unknown")\n  added:    \(isoUTC(r.addedAt))\n  airings:  \(r.airingCount)")
@@ -388,8 +389,9 @@ let libraryCommands: [CommandSpec] = [
                 recording time. --since/--until compare the airing's wall-clock start, so airings of recordings without
                 a known start time (no --start-time, no monitor --clock wall) are left out when they are given.
                 CSV (RFC 4180, CRLF) columns: \(airingColumns.joined(separator: ",")).
-                JSON: {"airings":[{"source","recording","start","end","wallStart","wallEnd","reference","title","artist",
-                "duration","fractionAired","referenceStart","referenceEnd","confidence","frequencySkew","timeScale","marker"}]}.
+                JSON: {"version":{…},"airings":[{"source","recording","start","end","wallStart","wallEnd",
+                "reference":{"id","title","artist"},"duration","fractionAired","referenceStart","referenceEnd","confidence",
+                "frequencySkew","timeScale","marker"}]}.
                 """,
                 options: [libraryOption] + libraryFilterOptions + [libraryFormatOption],
                 positional: 0...0, run: runLibraryList),

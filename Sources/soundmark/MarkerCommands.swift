@@ -39,7 +39,7 @@ func runMarkerDetect(_ args: ParsedArguments) throws -> Int32 {
             .object([("payload", .integer(Int(d.payload))), ("start", .seconds(d.start)), ("end", .seconds(d.end)),
                      ("confidence", .number(d.confidence, decimals: 3)), ("windows", .integer(d.windows))])
         }
-        print(JSONOutput.object([("source", .string(source)), ("markers", .array(markers))]).text)
+        print(versionedJSON([("source", .string(source)), ("markers", .array(markers))]).text)
     } else {
         for d in found {
             print(String(format: "%@ from %@ to %@, confidence %.2f", describePayload(d.payload), formatTimestamp(d.start),
@@ -69,7 +69,7 @@ let markerCommands: [CommandSpec] = [
                 confidence (share of coded bits agreeing: 0.5 chance, 1 all). Nothing is printed for unmarked audio:
                 a window reports a false payload with probability at most 2^-24 (CRC-24 of the one candidate decoded).
                 Speed changes up to ±2.5 % (pitch and tempo together) are searched in every window (±5 % with --speed-search).
-                JSON: {"source":…,"markers":[{"payload":n,"start":s,"end":s,"confidence":c,"windows":n}]}.
+                JSON: {"version":{…},"source":…,"markers":[{"payload":n,"start":s,"end":s,"confidence":c,"windows":n}]}.
                 Exit code 0 when a payload was found, 1 when none, 2 on error.
                 """,
                 options: [OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
@@ -127,10 +127,11 @@ func markerNote(_ m: SegmentMarker) -> String {
 }
 
 extension SegmentMarker {
-    /// `{"payload":n,"firstSeen":s,"windows":n,"confidence":c,"reference":id|null,"refined":b}`.
+    /// `{"payload":n,"firstSeen":s,"windows":n,"confidence":c,"reference":{"id"}|null,"refined":b}`.
     var json: JSONOutput {
         .object([("payload", .integer(Int(payload))), ("firstSeen", .seconds(firstSeen)), ("windows", .integer(windows)),
-                 ("confidence", .number(confidence, decimals: 3)), ("reference", .optional(referenceID)), ("refined", .bool(refined))])
+                 ("confidence", .number(confidence, decimals: 3)), ("reference", markerReferenceJSON(referenceID)),
+                 ("refined", .bool(refined))])
     }
 }
 

@@ -82,8 +82,8 @@ func recordIdentified(_ source: String, _ result: IdentifiedClip, matcher: Match
                       airings: airings, verbose: args.has("verbose"))
 }
 
-/// Writes the matches of one clip; with `several`, text gets a "# CLIP" line first and JSON a
-/// "source" member. - Returns: whether it matched.
+/// Writes the matches of one clip; with `several`, text gets a "# CLIP" line first (JSON is the
+/// same object either way, naming its `source`). - Returns: whether it matched.
 func reportIdentify(_ source: String, _ result: IdentifiedClip,
                     matcher: Matcher, format: String, several: Bool) throws -> Bool {
     let (signature, matches, decoder) = (result.signature, result.matches, result.decoder)
@@ -93,7 +93,8 @@ func reportIdentify(_ source: String, _ result: IdentifiedClip,
     if matcher.index.references.isEmpty { warn("the catalog holds no references") }
     if matches.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
     if format == "json" {
-        print(JSONOutput.object((several ? [("source", .string(source))] : []) + [("matches", .array(matches.map(\.json)))]).text)
+        // One clip or several: the same object, one per clip (several: one per line).
+        print(versionedJSON([("source", .string(source)), ("matches", .array(matches.map(\.json)))]).text)
         return !matches.isEmpty
     }
     if several { print("# \(source)") }
@@ -127,14 +128,15 @@ let matchCommands: [CommandSpec] = [
                 frequency skew (0.05: the clip plays 5 % higher), time scale (reference seconds per clip second:
                 1.05 with skew 0.05 is a speed change, with skew 0 a tempo-only change; skew with time scale 1 is
                 a pitch-only change) and confidence (0…1). JSON:
-                {"matches":[{"reference":{…},"matchOffset":s,"predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"timeScale":t,
-                "alignedLandmarks":n,"queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}]}: queryStart/queryEnd are
+                {"version":{"program","format"},"source":CLIP,"matches":[{"reference":{"id","title",…},"matchOffset":s,
+                "predictedCurrentMatchOffset":s,"frequencySkew":x,"confidence":c,"timeScale":t,"alignedLandmarks":n,
+                "queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}]}: queryStart/queryEnd are
                 the matched stretch of the clip, referenceStart/referenceEnd the same stretch in the reference;
                 matches the clip cannot tell apart (shared material, a repeated passage) carry
                 "ambiguous":[{"id","matchOffset"}…], every member of their group.
                 Exit code 0 with a match, 1 with none, 2 on error.
                 Several clips are matched in one process, --jobs at a time, reported in argument order (text: a
-                "# CLIP" line before each; json: one object per line with "source" before "matches"); exit 0 when
+                "# CLIP" line before each; json: one object per line, the same object as for one clip); exit 0 when
                 every clip matched, 1 when some did not or failed, 2 when all failed.
                 """,
                 options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)"),
@@ -468,16 +470,17 @@ func reportScan(_ source: String, _ result: ScannedRecording,
 }
 
 /// The JSON report of one scanned recording (`scan --format json`; also a worker's job report):
-/// the recording, its segments and the annotations of `mapped` (reference id and cue in recording time).
+/// `version`, `source`, the recording (its `source` again, kept for older readers, and its
+/// duration), its segments and the annotations of `mapped` (reference and cue in recording time).
 func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: String, cue: Cue)]) -> JSONOutput {
     let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(result.duration))])
     let cueJSON = mapped.map { m in
-        JSONOutput.object([("reference", .string(m.id)), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
+        JSONOutput.object([("reference", .object([("id", .string(m.id))])), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
                            ("text", .string(m.cue.text))])
     }
     let segmentJSON = result.marked?.map { $0.segment.json(marker: $0.marker) } ?? result.segments.map(\.json)
-    return JSONOutput.object([("recording", recording), ("segments", .array(segmentJSON)), ("cues", .array(cueJSON)),
-                              ("partial", .array(result.partial.map(\.json)))])
+    return versionedJSON([("source", .string(source)), ("recording", recording), ("segments", .array(segmentJSON)),
+                          ("cues", .array(cueJSON)), ("partial", .array(result.partial.map(\.json)))])
 }
 
 /// The annotations of every reference found in `segments`, by reference index (references

@@ -78,7 +78,9 @@ final class MonitorWriter {
         var members: [(String, JSONOutput)] = [
             ("event", .string("segment." + name)), ("activity_id", .string("a\(id)")),
             ("material_id", .string(s.item.id)), ("title", .optional(s.item.title)), ("artist", .optional(s.item.artist)),
-            ("time", .seconds(time)),
+            // The reference object of every JSON output; material_id, title and artist stay for
+            // the payload readers ('timeline merge', the recogniser SDKs' vocabulary).
+            ("reference", s.item.json), ("time", .seconds(time)),
         ]
         members += wallMember(time)
         members += [("start", .seconds(s.start)), ("end", .seconds(s.end)), ("position", .seconds(position)),
@@ -256,8 +258,8 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     details: """
     Reads SOURCE until it ends or the process gets SIGINT/SIGTERM, scanning it like 'scan', and writes one
     line per event as soon as it is decided, flushing after each line. JSON Lines (default):
-      {"event":"segment.started","activity_id":"a1","material_id":ID,"title","artist","time":s,
-       ["wall_time":ISO,] "start":s,"end":s,"position":s,"referenceStart":s,"frequencySkew":x,"confidence":c}
+      {"event":"segment.started","activity_id":"a1","material_id":ID,"title","artist","reference":{"id","title",…},
+       "time":s, ["wall_time":ISO,] "start":s,"end":s,"position":s,"referenceStart":s,"frequencySkew":x,"confidence":c}
     then "segment.refined" (alignment moved by > 50 ms or 0.2 %) and "segment.ended" with the same activity_id.
     "alternatives":[ID...] lists other references holding the same audio (the same recording catalogued twice,
     or shared material of two versions): one play of it is one activity, as 'scan' gives one segment.
@@ -299,4 +301,4 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
               OptionSpec(name: "catalog-poll", value: "SECONDS",
                          help: "check the catalog this often for references added or removed by another process (SQLite data_version, no table read) and reload it when it changed, 0…86400 s; 0: never (default 5)"),
               streamOption, languageOption, libraryRecordOption, librarySourceOption, startTimeOption, markerScanOption],
-    positional: 1...1, run: runMonitor)
+    positional: 1...1, run: runMonitor, streamsOutput: true)

@@ -55,3 +55,62 @@ private func writeAll(_ data: Data, to fd: Int32) -> Int32 {
         return 0
     }
 }
+
+/// `-o/--output FILE` of a command that prints its output: what it would print goes to FILE.
+let standardOutputFileOption = OptionSpec(name: "output", value: "FILE",
+                                          help: "write the output to FILE instead of standard output (-: standard output)",
+                                          short: "o", redirectsStandardOutput: true)
+
+/// `spec` with ``standardOutputFileOption`` when it has `--format` and no `-o/--output` of its
+/// own: every command that writes a format takes `-o/--output` the same way.
+func withOutputOption(_ spec: CommandSpec) -> CommandSpec {
+    guard spec.options.contains(where: { $0.name == "format" }), !spec.options.contains(where: { $0.name == "output" }) else {
+        return spec
+    }
+    return CommandSpec(words: spec.words, usage: spec.usage, summary: spec.summary, details: spec.details,
+                       options: spec.options + [standardOutputFileOption], positional: spec.positional, run: spec.run,
+                       streamsOutput: spec.streamsOutput)
+}
+
+/// Runs `body` with its standard output going to the file `path` (`-o/--output`). Whole
+/// (default): the output is collected in a temporary file and written by
+/// ``writeOutputFile(_:to:what:)`` when `body` returns other than ``Exit/error``, so a failed command
+/// leaves no file;
+/// `streamed` (monitor): written into `path` as it comes.
+/// - Returns: `body`'s exit code.
+/// - Throws: what `body` throws (nothing is written then); ``CommandError`` "PATH: cannot write
+///   the output: reason" when `path` cannot be written (checked before `body` runs).
+func runWritingStandardOutput(to path: String, streamed: Bool, _ body: () throws -> Int32) throws -> Int32 {
+    func failure(_ reason: String) -> CommandError { CommandError(message: "\(path): cannot write the output: \(reason)") }
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { throw failure("is a directory") }
+    let folder = (path as NSString).deletingLastPathComponent
+    if access(path, F_OK) != 0 && access(folder.isEmpty ? "." : folder, W_OK) != 0 { throw failure(String(cString: strerror(errno))) }
+    let fd: Int32, temporary: String?
+    if streamed {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        temporary = nil
+    } else {
+        var template = Array((NSTemporaryDirectory() + "/soundmark-output-XXXXXX").utf8CString)
+        fd = mkstemp(&template)
+        temporary = String(cString: template)
+    }
+    guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
+    defer { close(fd); if let temporary { unlink(temporary) } }
+    fflush(stdout)
+    let saved = dup(STDOUT_FILENO)
+    guard saved >= 0, dup2(fd, STDOUT_FILENO) >= 0 else { throw failure(String(cString: strerror(errno))) }
+    defer {
+        fflush(stdout)
+        dup2(saved, STDOUT_FILENO)
+        close(saved)
+    }
+    let status = try body()
+    guard fflush(stdout) == 0 else { throw failure(String(cString: strerror(errno))) }
+    // An error (exit 2) leaves no file; no match or a partly failed batch (exit 1) is still output.
+    guard !streamed, status != Exit.error else { return status }
+    lseek(fd, 0, SEEK_SET)
+    let data = FileHandle(fileDescriptor: fd, closeOnDealloc: false).readDataToEndOfFile()
+    try writeOutputFile(data, to: path, what: "the output")
+    return status
+}

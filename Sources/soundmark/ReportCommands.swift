@@ -52,11 +52,11 @@ func runReportCounts(_ args: ParsedArguments) throws -> Int32 {
         let rows = counts.map { c -> JSONOutput in
             var members: [(String, JSONOutput)] = []
             if let g = groupName { members.append((g, .optional(c.group))) }
-            members += [("reference", .string(c.reference)), ("title", .optional(c.title)), ("artist", .optional(c.artist)),
+            members += [("reference", referenceJSON(id: c.reference, title: c.title, artist: c.artist)),
                         ("plays", .integer(c.plays)), ("airtime", .seconds(c.airtime))]
             return .object(members)
         }
-        try writeReport(JSONOutput.object([("by", .string(by.rawValue)), ("counts", .array(rows))]).text + "\n", args)
+        try writeReport(versionedJSON([("by", .string(by.rawValue)), ("counts", .array(rows))]).text + "\n", args)
     } else {
         let header = (groupName.map { [$0] } ?? []) + ["reference", "title", "artist", "plays", "airtime"]
         let rows = counts.map { c in
@@ -77,8 +77,9 @@ let reportCommands: [CommandSpec] = [
                 in recording seconds, wall_start/wall_end (ISO-8601 UTC, when the recording's start time is known),
                 reference id, title, artist, duration aired (s), fraction of the reference aired (0…1), reference_start/
                 reference_end (s), confidence, frequency skew, time scale, marker (the payload decoded, empty when none).
-                CSV is RFC 4180 (header row, CRLF, quoted fields where needed); JSON is {"airings":[…]} with the same
-                fields (camelCase); html is the page of 'report html'.
+                CSV is RFC 4180 (header row, CRLF, quoted fields where needed); JSON is {"version":{…},"airings":[…]} with
+                the same fields (camelCase; reference, title and artist as "reference":{"id","title","artist"}); html is the
+                page of 'report html'.
                 """,
                 options: [libraryOption] + libraryFilterOptions
                     + [OptionSpec(name: "format", value: "csv|json|html", help: "output format (default: csv)"), reportOutputOption],
@@ -87,7 +88,8 @@ let reportCommands: [CommandSpec] = [
                 details: """
                 One row per group and reference, groups in order, most plays first: day (YYYY-MM-DD, UTC) or week (ISO 8601,
                 YYYY-Www) of the wall-clock start (airings without a wall-clock time form an empty group, last), source,
-                or only the reference. Columns: the group, reference, title, artist, plays, airtime (seconds).
+                or only the reference. Columns: the group, reference, title, artist, plays, airtime (seconds); JSON:
+                {"version":{…},"by":…,"counts":[{GROUP,"reference":{"id","title","artist"},"plays","airtime"}]}.
                 """,
                 options: [libraryOption, OptionSpec(name: "by", value: "day|week|source|reference", help: "grouping: per reference and day, week or source, or per reference over the whole library (default: reference)")]
                     + libraryFilterOptions + [OptionSpec(name: "format", value: "csv|json", help: "output format (default: csv)"), reportOutputOption],

@@ -1,6 +1,17 @@
 import Foundation
 import Soundmark
 
+/// The JSON of `signature show`: `version`, `source` (the file as given), then `members`.
+private func shownJSON(_ path: String, _ members: [(String, JSONOutput)]) -> JSONOutput {
+    versionedJSON([("source", .string(path))] + members)
+}
+
+/// ``shownJSON(_:_:)`` of an object's members.
+private func shownJSON(_ path: String, _ object: JSONOutput) -> JSONOutput {
+    guard case .object(let members) = object else { return object }
+    return shownJSON(path, members)
+}
+
 /// `soundmark signature show FILE`: what a ShazamKit file (or a soundmark signature file) holds.
 func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
     let format = args.value("format") ?? "text"
@@ -17,9 +28,9 @@ func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
                                ("peaks", .integer(set.peaks.count))])
         }
         if format == "json" {
-            print(JSONOutput.object([("format", .string("soundmark signature v\(SignatureFile.fileVersion)")),
-                                     ("sampleRate", .integer(own.configuration.sampleRate)), ("duration", .seconds(own.duration)),
-                                     ("crc", .string("ok")), ("peakSets", .array(sets))]).text)
+            print(shownJSON(path, [("format", .string("soundmark signature v\(SignatureFile.fileVersion)")),
+                                   ("sampleRate", .integer(own.configuration.sampleRate)), ("duration", .seconds(own.duration)),
+                                   ("crc", .string("ok")), ("peakSets", .array(sets))]).text)
         } else {
             print("format: soundmark signature v\(SignatureFile.fileVersion) (fingerprint format \(Configuration.formatVersion))")
             print(String(format: "sample rate: %d Hz, duration %.3f s", own.configuration.sampleRate, own.duration))
@@ -36,7 +47,7 @@ func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
     }
     switch file {
     case .signature(let s):
-        if format == "json" { print(s.summaryJSON.text) } else { print(s.summaryLines.joined(separator: "\n")) }
+        if format == "json" { print(shownJSON(path, s.summaryJSON).text) } else { print(s.summaryLines.joined(separator: "\n")) }
         return s.crcValid ? Exit.ok : Exit.none
     case .catalog(let c):
         if format == "json" {
@@ -44,8 +55,8 @@ func runSignatureShow(_ args: ParsedArguments) throws -> Int32 {
                 JSONOutput.object([("id", .string(e.id)), ("signature", e.signature.summaryJSON),
                                    ("mediaItems", .array(e.mediaItems.map(\.summaryJSON)))])
             }
-            print(JSONOutput.object([("format", .string("shazamcatalog")), ("name", .string(c.name)), ("version", .integer(c.version)),
-                                     ("signatures", .array(entries))]).text)
+            print(shownJSON(path, [("format", .string("shazamcatalog")), ("name", .string(c.name)),
+                                   ("catalogVersion", .integer(c.version)), ("signatures", .array(entries))]).text)
         } else {
             print("format: shazamcatalog \"\(c.name)\" version \(c.version), \(c.entries.count) signature(s)")
             for e in c.entries {
@@ -88,7 +99,8 @@ let signatureCommands: [CommandSpec] = [
                 data:audio/vnd.shazam.sig;base64,… URI, a .shazamcatalog or a soundmark .smsig file (FILE or - for
                 standard input), recognised by content, and prints its format,
                 sample rate, duration, peaks per band and CRC status; for a catalog, each signature and its media items
-                (sh_title, sh_subtitle, sh_artist, sh_timeRanges and custom keys). Exit code 1 when a CRC does not match.
+                (sh_title, sh_subtitle, sh_artist, sh_timeRanges and custom keys). JSON: {"version":{…},"source":FILE,
+                "format",…}, a catalog's own version as "catalogVersion". Exit code 1 when a CRC does not match.
                 """,
                 options: [OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],
                 positional: 1...1, run: runSignatureShow),

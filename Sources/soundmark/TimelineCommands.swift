@@ -88,7 +88,9 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
     case "csv": print(TimelineExport.csv(timeline.rows), terminator: "")
     case "srt": print(TimelineExport.srt(timeline.rows), terminator: "")
     case "vtt": print(TimelineExport.vtt(timeline.rows), terminator: "")
-    default: print(TimelineExport.json(timeline.rows))
+    default:
+        // {"rows":[…]} with the version first, as every JSON output that is one object.
+        print("{\"version\":" + versionJSON.text + "," + TimelineExport.json(timeline.rows).dropFirst())
     }
     return Exit.ok
 }
@@ -110,7 +112,7 @@ let timelineCommands: [CommandSpec] = [
                 activity without an ended payload ends where that activity began.
                 Lines that are not JSON objects, or have ill-typed known keys, are skipped with a warning on
                 stderr. Monitor stream events (event "stream.gap", "stream.reconnected", "stream.ended")
-                are skipped. JSON: {"rows":[{"activity_id","material_id","marker","first_seen":{"time",
+                are skipped. JSON: {"version":{…},"rows":[{"activity_id","material_id","marker","first_seen":{"time",
                 "position"},"end","fields":{…},"closed"}]}; CSV has a header and CRLF line ends; srt/vtt have one
                 cue per timed row, from its first-seen time to its end (else the next row's start). Exit code 0, 2 on error.
                 """,

@@ -58,10 +58,8 @@ func runIdentifyVersions(_ args: ParsedArguments, format: String) throws -> Int3
     return try forEachVersionSource(args, noun: "clip") { source, chroma, several in
         let match = matcher.identify(chroma)
         if format == "json" {
-            var members: [(String, JSONOutput)] = []
-            if several { members.append(("source", .string(source))) }
-            members.append(("matches", .array(match.map { [versionMatchJSON($0, infos[$0.referenceIndex])] } ?? [])))
-            print(JSONOutput.object(members).text)
+            print(versionedJSON([("source", .string(source)),
+                                 ("matches", .array(match.map { [versionMatchJSON($0, infos[$0.referenceIndex])] } ?? []))]).text)
         } else {
             if several { print("# \(source)") }
             if let m = match {
@@ -84,8 +82,7 @@ func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
     return try forEachVersionSource(args, noun: "recording") { source, chroma, several in
         let segments = matcher.scan(chroma, referenceDurations: infos.map(\.duration))
         if format == "json" {
-            var members: [(String, JSONOutput)] = []
-            if several { members.append(("source", .string(source))) }
+            var members: [(String, JSONOutput)] = [("source", .string(source))]
             members.append(("segments", .array(segments.map { s in
                 .object([("start", .seconds(s.start)), ("end", .seconds(s.end)), ("reference", infos[s.match.referenceIndex].item.json),
                          ("referenceStart", .seconds(s.referenceStart)), ("referenceEnd", .seconds(s.referenceEnd)),
@@ -94,7 +91,7 @@ func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
                          ("transposition", .integer(s.match.transposition)), ("timeScale", .number(s.timeScale, decimals: 3)),
                          ("windows", .integer(s.windows))])
             })))
-            print(JSONOutput.object(members).text)
+            print(versionedJSON(members).text)
         } else if format == "setlist" {
             if several { print("# \(source)") }
             for s in segments {

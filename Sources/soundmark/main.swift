@@ -33,9 +33,10 @@ func describe(_ error: Error) -> String {
     return "\(error)"
 }
 
-let commands: [CommandSpec] = catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
+// Every command with --format takes -o/--output FILE, spelt and handled the same way.
+let commands: [CommandSpec] = (catalogCommands + matchCommands + [scanCommand, monitorCommand] + timelineCommands
     + libraryCommands + reportCommands + markerCommands + signatureCommands + shazamCatalogCommands
-    + postgresCommands
+    + postgresCommands).map(withOutputOption)
 
 /// One help line per command: its words padded to 24 columns, then its summary.
 func commandRows(_ specs: [CommandSpec]) -> [String] {
@@ -59,7 +60,8 @@ func main() -> Int32 {
     if args == ["--version"] {
         // Every versioned format, named: the numbers a file of another build is checked against.
         print("soundmark \(soundmarkVersion) (catalog format \(Catalog.formatVersion), fingerprint format \(Configuration.formatVersion), "
-              + "library format \(Library.formatVersion), signature file \(SignatureFile.fileVersion), marker format \(MarkerFormat.current.version))")
+              + "library format \(Library.formatVersion), signature file \(SignatureFile.fileVersion), marker format \(MarkerFormat.current.version), "
+              + "JSON output format \(jsonOutputFormat))")
         return Exit.ok
     }
     let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
@@ -86,6 +88,9 @@ func main() -> Int32 {
     }
     do {
         let parsed = try parse(rest, for: spec)
+        if let path = parsed.value("output"), path != "-", spec.options.contains(where: \.redirectsStandardOutput) {
+            return try runWritingStandardOutput(to: path, streamed: spec.streamsOutput) { try spec.run(parsed) }
+        }
         return try spec.run(parsed)
     } catch let e as UsageError {
         printError("\(e.message) (see 'soundmark \(spec.words.joined(separator: " ")) --help')")

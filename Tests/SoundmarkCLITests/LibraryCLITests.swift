@@ -71,8 +71,12 @@ final class LibraryCLITests: XCTestCase {
         r = try run(["library", "list", "--library", library, "--reference", "wesnoth-battle", "--since", "2026-12-01T08:01:00Z", "--format", "json"])
         let listed = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any])
         let airings = try XCTUnwrap(listed["airings"] as? [[String: Any]])
-        XCTAssertEqual(airings.map { $0["reference"] as? String }, ["wesnoth-battle"])
-        XCTAssertEqual(airings.first?["title"] as? String, "Battle Music")
+        // One reference object, as in scan's and identify's JSON.
+        let reference = airings.first?["reference"] as? [String: Any]
+        XCTAssertEqual(airings.count, 1)
+        XCTAssertEqual(reference?["id"] as? String, "wesnoth-battle")
+        XCTAssertEqual(reference?["title"] as? String, "Battle Music")
+        XCTAssertNil(airings.first?["title"], "the title is in the reference object, not beside it")
     }
 
     func testIdentifyRecordsItsBestMatchAndRemoveTakesItAway() throws {

@@ -288,4 +288,39 @@ final class UserOutputTests: XCTestCase {
         let fixed = try soundmark("catalog", "upgrade", "--catalog", db)
         XCTAssertFalse(fixed.stderr.contains("lack version features"), fixed.stderr)
     }
+
+    /// Every command that writes a format takes `-o/--output`, spelt and shown the same way, and a
+    /// file it cannot write is a one-line error naming it (exit 2), before any work.
+    func testEveryFormatCommandTakesDashO() throws {
+        for words in [["identify"], ["scan"], ["monitor"], ["timeline", "merge"], ["catalog", "list"], ["catalog", "show"],
+                      ["library", "list"], ["library", "show"], ["report", "airings"], ["report", "counts"], ["report", "html"],
+                      ["marker", "detect"], ["signature"], ["catalog", "export"]] {
+            let help = try CLISupport.run(try CLISupport.soundmarkBinary(), words + ["--help"], in: work)
+            XCTAssertEqual(help.status, 0, words.joined(separator: " "))
+            XCTAssertTrue(help.stdout.contains("\n  -o, --output "), "\(words.joined(separator: " ")) --help:\n\(help.stdout)")
+            XCTAssertFalse(help.stdout.contains("--o "), words.joined(separator: " "))
+        }
+        let missing = path("no/such/folder/out.json")
+        let run = try CLISupport.run(try CLISupport.soundmarkBinary(), ["timeline", "merge", "-o", missing, Self.samples.appendingPathComponent("clip.mp3").path], in: work)
+        XCTAssertEqual(run.status, 2)
+        XCTAssertEqual(run.stderr, "soundmark: \(missing): cannot write the output: No such file or directory\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing))
+
+        // -o FILE holds what standard output would; a command that fails writes no FILE.
+        let events = path("events.jsonl"), merged = path("merged.json")
+        try Data(#"{"event":"segment.started","activity_id":"a1","material_id":"forest","time":0,"start":0,"end":5}"#.utf8 + [10])
+            .write(to: URL(fileURLWithPath: events))
+        let printed = try soundmark("timeline", "merge", events)
+        XCTAssertEqual(printed.status, 0, printed.stderr)
+        let written = try soundmark("timeline", "merge", "--output", merged, events)
+        XCTAssertEqual(written.status, 0, written.stderr)
+        XCTAssertEqual(written.stdout, "")
+        XCTAssertEqual(try String(contentsOfFile: merged, encoding: .utf8), printed.stdout)
+        XCTAssertTrue(printed.stdout.contains(#""rows":[{"activity_id":"a1","material_id":"forest""#), printed.stdout)
+        let empty = path("empty.jsonl"), none = path("none.json")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        let failed = try soundmark("timeline", "merge", "-o", none, empty)
+        XCTAssertEqual(failed.status, 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: none), "a failed command left \(none)")
+    }
 }
