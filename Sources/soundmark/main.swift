@@ -89,6 +89,7 @@ func main() -> Int32 {
     do {
         let parsed = try parse(rest, for: spec)
         if let path = parsed.value("output"), path != "-", spec.options.contains(where: \.redirectsStandardOutput) {
+            try refuseOutputOverAnInput(path, parsed)
             return try runWritingStandardOutput(to: path, streamed: spec.streamsOutput) { try spec.run(parsed) }
         }
         return try spec.run(parsed)
