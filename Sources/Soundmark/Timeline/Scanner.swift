@@ -2154,10 +2154,12 @@ public final class Scanner {
             // there: a layer the two share (a loop, a sample, a quote). A copy of the play's own
             // reference, or the same recording, is the play's.
             let o = kept[c]
-            guard o.referenceIndex != s.referenceIndex, o.item.id != s.item.id else { continue }
-            s.alternatives = []
-            partial.append(PartialMaterial(segment: s, within: o.item, sharedSlots: sameRecording(s, o)))
+            guard o.referenceIndex != s.referenceIndex, o.item.id != s.item.id,
+                  let inside = PartialMaterial.clipped(s, from: o.start, to: o.end) else { continue }
+            partial.append(PartialMaterial(segment: inside, within: o.item, sharedSlots: sameRecording(s, o)))
         }
+        // (Never over a play of its own reference: there the reference plays in full.)
+        partial.removeAll { p in kept.contains { $0.referenceIndex == p.segment.referenceIndex && Scanner.overlap($0, p.segment) > 0 } }
         partial = PartialMaterial.merged(partial)
         var all = kept.sorted { $0.start < $1.start }
         guard all.count > 1 else { return (all, partial) }

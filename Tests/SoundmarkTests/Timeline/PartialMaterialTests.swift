@@ -45,6 +45,39 @@ final class PartialMaterialTests: XCTestCase {
         XCTAssertEqual(Scanner.resolve(segments, threshold: 0.5, sameRecording: sameRecording).partial.count, 0)
     }
 
+    /// A user's mix of two Warzone tracks that share a stem, track 22 (0–100 s) then track 9
+    /// (100.1–140 s): track 9's stem line ran from 3.95 s, before its reference's start
+    /// (−0.06 s), to 121.08 s, past the play it was listed within and into track 9's own play.
+    /// Partial material stays inside the play it names and inside its reference; lines at
+    /// other alignments are stretches of their own, with times along their own line.
+    func testPartialMaterialStaysInsideItsPlayAndItsReference() {
+        let segments = [part(0, 100, from: 140, hits: 3000, reference: 0), part(100.1, 140, from: 60, hits: 1500, reference: 1),
+                        part(3.95, 121.08, from: -0.06, hits: 300, reference: 1), part(40, 60, from: 80, hits: 60, reference: 1),
+                        part(102, 110, from: 30, hits: 30, reference: 0)]
+        let resolved = Scanner.resolve(segments, threshold: 0.5, sameRecording: { _, _ in 0.2 })
+        XCTAssertEqual(resolved.plays.map(\.item.id), ["r0", "r1"])
+        let p = resolved.partial
+        XCTAssertEqual(p.map(\.segment.item.id), ["r1", "r1", "r0"])
+        XCTAssertEqual(p.map(\.within.id), ["r0", "r0", "r1"])
+        guard p.count == 3 else { return }
+        // The stem line: from where its reference starts to where track 22's play ends.
+        XCTAssertEqual(p[0].segment.start, 4.01, accuracy: 1e-9)
+        XCTAssertEqual(p[0].segment.referenceStart, 0, accuracy: 1e-9)
+        XCTAssertEqual(p[0].segment.end, 100, accuracy: 1e-9)
+        XCTAssertEqual(p[0].segment.referenceEnd, 95.99, accuracy: 1e-9)
+        // The line at another alignment inside it: a stretch of its own.
+        XCTAssertEqual(p[1].segment.start, 40)
+        XCTAssertEqual(p[1].segment.referenceStart, 80)
+        // Track 22's material inside track 9's play.
+        XCTAssertEqual(p[2].segment.start, 102)
+        XCTAssertEqual(p[2].segment.end, 110)
+        // Nothing over a play of its own reference.
+        for m in p {
+            XCTAssertFalse(resolved.plays.contains { $0.referenceIndex == m.segment.referenceIndex
+                && min($0.end, m.segment.end) > max($0.start, m.segment.start) })
+        }
+    }
+
     /// A line of another reference that no play covers stays a play of its own: partial
     /// material is only what lies inside another reference's play.
     func testALineOutsideAnyPlayIsNotPartialMaterial() {
