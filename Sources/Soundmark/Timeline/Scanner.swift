@@ -1414,13 +1414,14 @@ public final class Scanner {
         speeds: options.candidates.count, hopSeconds: options.hopSeconds)
 
     /// Measures a line's evidence against chance (``PlayEvidence``) once its hits would reach
-    /// the threshold, and again each window (at most once a window) while it is not beyond
-    /// chance yet; the strongest evidence is kept, so a play once shown stays one. The chance
+    /// the threshold, and again each window (at most once a window) until it is
+    /// ``PlayEvidence/settledRatio`` of the false-alarm rate or less; the strongest evidence is
+    /// kept, so a play once shown stays one, and its confidence grows with its evidence. The chance
     /// lines are counted over the part of the line the landmark history still holds (its last
     /// ``historyFrames``). `windowEnd` `nil`: the line is closing (measured unless beyond
     /// chance already).
     private func checkEvidence(_ s: inout OpenSegment, at windowEnd: Int?) {
-        if let e = s.evidence, e.log10FalseAlarmsPerHour <= log10(options.falseAlarmsPerHour) { return }
+        if let e = s.evidence, e.log10FalseAlarmsPerHour <= log10(options.falseAlarmsPerHour) + log10(PlayEvidence.settledRatio) { return }
         if let windowEnd, s.evidenceCheckedAt == windowEnd { return }
         // Only lines whose hits alone would make a play are worth the chance lines' lookups.
         guard segment(s, capped: false).confidence >= options.threshold else { return }
