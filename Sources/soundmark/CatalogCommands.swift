@@ -201,7 +201,7 @@ func streamChoice(_ args: ParsedArguments) throws -> StreamChoice {
 /// Opens `source` on the chosen audio stream; with `verbose`, names that stream on stderr.
 func openMedia(_ source: String, sampleRate: Int, _ choice: StreamChoice, verbose: Bool) throws -> MediaDecoder {
     let decoder = try MediaDecoder(source: source, sampleRate: sampleRate, streamIndex: choice.index,
-                                   language: choice.language) { warn($0) }
+                                   language: choice.language) { warn($0, about: source) }
     if verbose {
         let count = decoder.audioStreams.count
         printError("\(source == "-" ? "<stdin>" : source): audio stream \(decoder.chosenStream.details)"

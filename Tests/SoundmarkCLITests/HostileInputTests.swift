@@ -235,5 +235,41 @@ final class HostileInputTests: XCTestCase {
                       "soundmark: cannot open \(wav): the audio's sample rate 1 Hz is outside the supported 1000–768000 Hz")
     }
 
+    // MARK: - 10. warnings in the output
+
+    /// 20 s of a chord as a 128 kbit/s MP3 at `name` (ffmpeg), and a copy of its first 60 % at
+    /// "cut-" + `name` (a truncated download: its header still declares 20 s).
+    private func truncatedMP3(_ name: String) throws -> (whole: String, cut: String) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw XCTSkip("no ffmpeg") }
+        let wav = try tone("whole.wav", seconds: 20)
+        let r = try CLISupport.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-i", wav, "-c:a", "libmp3lame", "-b:a", "128k",
+                                                      path(name)], in: directory)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path(name)))
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: path("cut-" + name)))
+        return (path(name), path("cut-" + name))
+    }
+
+    /// A truncated MP3 warned "the audio ends at 12.0 s but the file declares 20.2 s" on stderr
+    /// but nothing in identify's or scan's JSON marked it: both carry a "warnings" array holding
+    /// the same line, and a clean input's JSON has no such member.
+    func testATruncatedFilesWarningIsInTheJSON() throws {
+        let (whole, cut) = try truncatedMP3("t.mp3")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, whole]).status, 0)
+        for command in ["identify", "scan"] {
+            let r = try soundmark([command, "--catalog", catalog, "--format", "json", cut])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let warnings = try XCTUnwrap(object["warnings"] as? [String], r.stdout)
+            XCTAssertEqual(warnings.count, 1, r.stdout)
+            XCTAssertEqual(warnings[0], "\(cut): the audio ends at 12.0 s but the file declares 20.2 s: it is truncated")
+            XCTAssertEqual(r.stderrLines.map(String.init), ["soundmark: warning: " + warnings[0]])
+            let clean = try soundmark([command, "--catalog", catalog, "--format", "json", whole])
+            XCTAssertEqual(clean.status, 0, clean.stderr)
+            XCTAssertFalse(clean.stdout.contains("\"warnings\""), clean.stdout)
+        }
+    }
+
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
 }
