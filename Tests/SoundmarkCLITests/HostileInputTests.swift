@@ -271,5 +271,31 @@ final class HostileInputTests: XCTestCase {
         }
     }
 
+    /// `timeline merge --format srt` wrote a cue of no length (00:00:00,000 --> 00:00:00,000) for
+    /// events at negative times: such a cue is left out with a warning, and the JSON output lists
+    /// its warnings after the rows.
+    func testTimelineCuesBeforeZeroAreNotWrittenAsEmptyCues() throws {
+        let events = path("ev.jsonl")
+        try """
+        {"event":"segment.started","activity_id":"a1","material_id":"m1","time":-5}
+        {"event":"segment.ended","activity_id":"a1","material_id":"m1","time":-2}
+        {"event":"segment.started","activity_id":"a2","material_id":"m2","time":3}
+        {"event":"segment.ended","activity_id":"a2","material_id":"m2","time":7}
+        not json
+
+        """.write(toFile: events, atomically: true, encoding: .utf8)
+        let srt = try soundmark(["timeline", "merge", "--format", "srt", events])
+        XCTAssertEqual(srt.status, 0, srt.stderr)
+        XCTAssertEqual(srt.stdout, "1\n00:00:03,000 --> 00:00:07,000\nm2\n\n")
+        XCTAssertEqual(srt.stderrLines.map(String.init), [
+            "soundmark: warning: \(events): line 5: not valid JSON",
+            "soundmark: warning: \(events): cue \"m1\" at -5.000–-2.000 s is before the time line's 0 s; left out"])
+        let json = try soundmark(["timeline", "merge", events])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["warnings"] as? [String], ["\(events): line 5: not valid JSON"])
+        XCTAssertEqual((object["rows"] as? [Any])?.count, 2)
+    }
+
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
 }
