@@ -314,8 +314,9 @@ let singleReferenceOptions = ["id", "title", "annotations", "marker"]
 
 /// A file fingerprinted ahead of `catalog add`'s writing loop.
 enum Fingerprinted {
-    /// Its reference signature, tags and version features.
-    case done(Signature, [String: String], ChromaSequence)
+    /// Its reference signature, tags, version features and the decoder's warnings about it
+    /// (damaged data skipped, a truncated file; stored as ``decodeProblemsProperty``).
+    case done(Signature, [String: String], ChromaSequence, [String])
     /// Decoding or fingerprinting failed (reported when the loop reaches the file).
     case failed(Error)
     /// Not fingerprinted: the catalog already held the file (unchanged, or its content), or that
@@ -340,11 +341,17 @@ func fingerprint(_ path: String, catalogPath: String, configuration: Configurati
     do {
         let decoder = try openMedia(path, sampleRate: configuration.sampleRate, stream, verbose: verbose)
         let (signature, chroma) = try referenceAnalysis(decoder, configuration: configuration)
-        return .done(signature, decoder.tags, chroma)
+        return .done(signature, decoder.tags, chroma, InputWarnings.shared.take(path))
     } catch {
+        _ = InputWarnings.shared.take(path)
         return .failed(error)
     }
 }
+
+/// The reference property that records what was wrong with the audio a reference was made from
+/// (the decoder's warnings while `catalog add` read it: corrupt data skipped, a truncated file,
+/// a gap filled with silence), joined by " | "; `catalog show` lists it. Absent for clean media.
+let decodeProblemsProperty = "decode-problems"
 
 /// The reference signature and the version features (chroma from the same spectrogram rows) of
 /// a decoder's audio.
@@ -468,7 +475,12 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                 if let t = MediaItem.nonBlank(given.title) { item.title = t }
                 if let t = given.subtitle { item.subtitle = t }
                 if let t = given.artist { item.artist = t }
-                if !properties.isEmpty || row?.properties != nil { item.properties = rowProperties }
+                if !properties.isEmpty || row?.properties != nil {
+                    // The audio did not change: what was wrong with it stays recorded.
+                    let problems = item.properties[decodeProblemsProperty]
+                    item.properties = rowProperties
+                    if let problems { item.properties[decodeProblemsProperty] = problems }
+                }
                 return item
             }
             // Cheap paths: the same file unchanged (size and time), or the same content (digest).
@@ -499,16 +511,19 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                 }
             }
             worked = true
-            let signature: Signature, tags: [String: String], chroma: ChromaSequence
+            let signature: Signature, tags: [String: String], chroma: ChromaSequence, problems: [String]
             switch prepared {
-            case .done(let s, let t, let c): (signature, tags, chroma) = (s, t, c)
+            case .done(let s, let t, let c, let p): (signature, tags, chroma, problems) = (s, t, c, p)
             case .failed(let error): throw error
             case .skipped:
                 // Skipped by the worker (known then), needed now: fingerprint it here.
                 let decoder = try openMedia(input.path, sampleRate: catalog.configuration.sampleRate, stream, verbose: verbose)
                 (signature, chroma) = try referenceAnalysis(decoder, configuration: catalog.configuration)
                 tags = decoder.tags
+                problems = InputWarnings.shared.take(input.path)
             }
+            // Damaged but decodable media is stored, with what was wrong recorded beside it.
+            if !problems.isEmpty { rowProperties[decodeProblemsProperty] = problems.joined(separator: " | ") }
             let fileName = input.nameParts.last ?? input.path
             var item = MediaItem(id: explicitID ?? input.id,
                                  title: MediaItem.nonBlank(given.title) ?? MediaItem.nonBlank(tags["title"]) ?? fileName,

@@ -297,5 +297,22 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual((object["rows"] as? [Any])?.count, 2)
     }
 
+    // MARK: - 9. damaged media is stored with its problem recorded
+
+    /// Damaged but decodable media was catalogued with warnings only: the reference records
+    /// them in its "decode-problems" property, which `catalog show` lists.
+    func testDamagedMediaIsStoredWithItsProblemRecorded() throws {
+        let (whole, cut) = try truncatedMP3("d.mp3")
+        let catalog = path("c.db")
+        let add = try soundmark(["catalog", "add", "--catalog", catalog, cut, whole, "--allow-duplicates"])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        let show = try soundmark(["catalog", "show", "--catalog", catalog, "cut-d"])
+        XCTAssertEqual(show.status, 0, show.stderr)
+        let line = try XCTUnwrap(show.stdout.split(separator: "\n").first { $0.hasPrefix("property:  decode-problems=") }, show.stdout)
+        XCTAssertTrue(line.hasSuffix("=\(cut): the audio ends at 12.0 s but the file declares 20.2 s: it is truncated"), String(line))
+        let clean = try soundmark(["catalog", "show", "--catalog", catalog, "d"])
+        XCTAssertFalse(clean.stdout.contains("decode-problems"), clean.stdout)
+    }
+
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
 }
