@@ -81,7 +81,7 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
         }
         if case .ignored(let reason) = timeline.apply(payload) {
             ignored += 1
-            if verbose { warn("\(line): ignored: \(reason)") }
+            if verbose { say("\(line): ignored: \(reason)") }
         }
     }
     if ignored > 0 && !verbose {
