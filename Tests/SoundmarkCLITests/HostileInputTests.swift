@@ -123,7 +123,7 @@ final class HostileInputTests: XCTestCase {
     func testAWavHeaderOfUnderEightBitSamplesIsRefused() throws {
         let eight = path("t8.wav")
         XCTAssertEqual(try CLISupport.run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", "-b", "8", "-e", "unsigned", eight,
-                                                          "synth", "2", "sine", "440"], in: directory).status, 0)
+                                                          "synth", "4", "sine", "440-1200", "sine", "700-300"], in: directory).status, 0)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: eight)))
         let fmt = try XCTUnwrap((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)] == [0x66, 0x6D, 0x74, 0x20] })
         XCTAssertEqual(bytes[fmt + 22], 8)
@@ -312,6 +312,37 @@ final class HostileInputTests: XCTestCase {
         XCTAssertTrue(line.hasSuffix("=\(cut): the audio ends at 12.0 s but the file declares 20.2 s: it is truncated"), String(line))
         let clean = try soundmark(["catalog", "show", "--catalog", catalog, "d"])
         XCTAssertFalse(clean.stdout.contains("decode-problems"), clean.stdout)
+    }
+
+    // MARK: - 2. references too short to be found
+
+    /// `seconds` of the sample reference `name` (samples/references, CC BY-SA / GPL game music,
+    /// see samples/README.md) from `from` s, as 22.05 kHz mono WAV at `output` (ffmpeg).
+    private func excerpt(_ name: String, from: Double, seconds: Double, _ output: String) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw XCTSkip("no ffmpeg") }
+        let source = CLISupport.root.appendingPathComponent("samples/references/\(name).ogg").path
+        let r = try CLISupport.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-ss", "\(from)", "-t", "\(seconds)", "-i", source,
+                                                      "-ac", "1", "-ar", "22050", path(output)], in: directory)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return path(output)
+    }
+
+    /// References of 0.25-1.5 s were "added" but identify did not find them in their own file:
+    /// a reference identify cannot find in itself is refused with the minimum stated, and no
+    /// catalog is left behind; one it finds is added.
+    func testAReferenceTooShortToBeFoundIsRefused() throws {
+        let short = try excerpt("wesnoth-knolls", from: 13, seconds: 0.5, "short.wav")
+        let catalog = path("c.db")
+        assertRefused(try soundmark(["catalog", "add", "--catalog", catalog, short]),
+                      "soundmark: \(short): too short to be found: identify does not find its 0.50 s even in itself; a reference "
+                      + "needs 1.5-2.5 s of music (its landmarks must line up beyond chance over enough of it; the rule scores "
+                      + "a clip against its reference alone, so this does not change with the catalog's size); not added")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: catalog))
+        let longer = try excerpt("wesnoth-knolls", from: 13, seconds: 2, "longer.wav")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, longer]).status, 0)
+        let found = try soundmark(["identify", "--catalog", catalog, longer])
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertTrue(found.stdout.hasPrefix("1. longer (longer) at 00:00:00.0"), found.stdout)
     }
 
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
