@@ -160,7 +160,7 @@ func plainText(_ text: String) -> String {
 
 /// `--min-duration SECONDS` of scan and monitor.
 let minimumDurationOption = OptionSpec(name: "min-duration", value: "SECONDS",
-                                       help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept)")
+                                       help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept); a complete play of a shorter reference is kept")
 
 /// `--false-alarms-per-hour RATE` of scan and monitor.
 let falseAlarmsOption = OptionSpec(name: "false-alarms-per-hour", value: "RATE",

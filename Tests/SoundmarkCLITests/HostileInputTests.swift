@@ -345,5 +345,37 @@ final class HostileInputTests: XCTestCase {
         XCTAssertTrue(found.stdout.hasPrefix("1. longer (longer) at 00:00:00.0"), found.stdout)
     }
 
+    /// With the default --min-duration 2, complete plays of a 2 s reference (measured 1.94-1.95 s
+    /// long) were dropped without a message: every complete play of a catalogued reference is
+    /// reported whatever its length; the minimum still drops partial plays.
+    func testCompletePlaysOfAShortReferenceAreNotDroppedByTheMinimumDuration() throws {
+        let jingle = try excerpt("wesnoth-knolls", from: 13, seconds: 2, "jingle.wav")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, jingle]).status, 0)
+        // Other music, the jingle, other music, the jingle, other music: 4 s each between.
+        var parts: [String] = []
+        for k in 0..<3 {
+            parts.append(try excerpt("supertux-forest", from: Double(4 * k), seconds: 4, "filler\(k).wav"))
+            if k < 2 { parts.append(jingle) }
+        }
+        let recording = path("recording.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", parts + [recording], in: directory).status, 0)
+        let r = try soundmark(["scan", "--catalog", catalog, "--format", "json", recording])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let segments = try XCTUnwrap(object["segments"] as? [[String: Any]])
+        XCTAssertEqual(segments.count, 2, r.stdout)
+        for (segment, start) in zip(segments, [4.0, 10.0]) {
+            XCTAssertEqual(try XCTUnwrap(segment["start"] as? Double), start, accuracy: 0.3, r.stdout)
+            XCTAssertEqual(try XCTUnwrap(segment["end"] as? Double), start + 2, accuracy: 0.3, r.stdout)
+        }
+        // A partial play (the jingle's last 1.2 s) is still under the minimum.
+        let tail = try excerpt("wesnoth-knolls", from: 13.8, seconds: 1.2, "tail.wav")
+        let partial = path("partial.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", [parts[0], tail, parts[4], partial], in: directory).status, 0)
+        let p = try soundmark(["scan", "--catalog", catalog, "--format", "json", partial])
+        XCTAssertFalse(p.stdout.contains("\"reference\":{\"id\":\"jingle\""), p.stdout)
+    }
+
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
 }
