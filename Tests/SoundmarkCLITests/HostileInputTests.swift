@@ -377,5 +377,21 @@ final class HostileInputTests: XCTestCase {
         XCTAssertFalse(p.stdout.contains("\"reference\":{\"id\":\"jingle\""), p.stdout)
     }
 
+    // MARK: - 11. messages
+
+    /// A WAV header of 0 channels gave "no decoder available for codec 'pcm_s16le'": the
+    /// message names what is wrong, the header's 0 channels.
+    func testAWavHeaderOfZeroChannelsIsNamed() throws {
+        let wav = path("nochannels.wav")
+        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
+        header += Data([1, 0, 0, 0]) + le32(8000) + le32(16000) + Data([2, 0, 16, 0]) + Data("data".utf8) + le32(176_000)
+        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: wav))
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
+        let message = "soundmark: cannot open \(wav): the header declares 0 channels (no audio)"
+        assertRefused(try soundmark(["identify", "--catalog", catalog, wav]), message)
+        assertRefused(try soundmark(["catalog", "add", "--catalog", catalog, wav]), message)
+    }
+
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
 }
