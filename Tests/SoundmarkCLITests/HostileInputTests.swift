@@ -225,10 +225,7 @@ final class HostileInputTests: XCTestCase {
     /// A 176 KB WAV whose header declares 1 Hz took 129 s and 355 MB before "no match": sample
     /// rates outside 1000–768000 Hz are refused at once.
     func testAnAbsurdSampleRateIsRefused() throws {
-        let wav = path("onehz.wav")
-        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
-        header += Data([1, 0, 1, 0]) + le32(1) + le32(2) + Data([2, 0, 16, 0]) + Data("data".utf8) + le32(176_000)
-        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: wav))
+        let wav = try pcmWav("onehz.wav", channels: 1, rate: 1)
         let catalog = path("c.db")
         XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
         assertRefused(try soundmark(["identify", "--catalog", catalog, wav]),
@@ -382,15 +379,22 @@ final class HostileInputTests: XCTestCase {
     /// A WAV header of 0 channels gave "no decoder available for codec 'pcm_s16le'": the
     /// message names what is wrong, the header's 0 channels.
     func testAWavHeaderOfZeroChannelsIsNamed() throws {
-        let wav = path("nochannels.wav")
-        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
-        header += Data([1, 0, 0, 0]) + le32(8000) + le32(16000) + Data([2, 0, 16, 0]) + Data("data".utf8) + le32(176_000)
-        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: wav))
+        let wav = try pcmWav("nochannels.wav", channels: 0, rate: 8000)
         let catalog = path("c.db")
         XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
         let message = "soundmark: cannot open \(wav): the header declares 0 channels (no audio)"
         assertRefused(try soundmark(["identify", "--catalog", catalog, wav]), message)
         assertRefused(try soundmark(["catalog", "add", "--catalog", catalog, wav]), message)
+    }
+
+    /// A 16-bit PCM WAV at `name` whose header declares `channels` and `rate` (Hz, the byte rate
+    /// from them, 2 bytes a frame), holding 176,000 bytes of a fixed pattern; its path.
+    private func pcmWav(_ name: String, channels: UInt16, rate: UInt32) throws -> String {
+        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
+        header += Data([1, 0, UInt8(channels), UInt8(channels >> 8)]) + le32(rate) + le32(2 * rate) + Data([2, 0, 16, 0])
+        header += Data("data".utf8) + le32(176_000)
+        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: path(name)))
+        return path(name)
     }
 
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }
