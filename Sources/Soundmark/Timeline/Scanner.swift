@@ -1766,19 +1766,36 @@ public final class Scanner {
 
     /// `scan`'s decision over `segments`: ``resolveOverlaps(_:threshold:postings:)`` with this
     /// scanner's threshold and reference postings, without plays shorter than the minimum
-    /// duration. `scan` (``finish(recordingDuration:)``) and the live events use it alike.
+    /// duration unless they are complete plays (``isCompletePlay(_:)``: a reference shorter than
+    /// the minimum is still found when played whole). `scan` (``finish(recordingDuration:)``) and
+    /// the live events use it alike.
     private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
 
     /// ``Scanner/resolve(_:threshold:postings:sameRecording:)`` of `segments` with this scan's
-    /// catalog, plays and partial material shorter than ``ScanOptions/minimumDuration`` left out.
+    /// catalog; plays and partial material shorter than ``ScanOptions/minimumDuration`` left out
+    /// unless they are complete plays.
     private func resolve(_ segments: [Segment]) -> (plays: [Segment], partial: [PartialMaterial]) {
         let r = Scanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
         }, sameRecording: { [self] a, b in
             Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         })
-        let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration }
+        let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration || self.isCompletePlay(s) }
         return (r.plays.filter(long), r.partial.filter { long($0.segment) })
+    }
+
+    /// How far from its reference's start and end, reference seconds, a segment may begin and end
+    /// and still be a complete play: 0.25 (segment edges fall within a window's hop or two of the
+    /// play's; a 1-3.4 s reference played whole was measured at 90-100 % of its length).
+    static let completePlaySlack = 0.25
+
+    /// Whether `segment` covers its whole reference, within ``completePlaySlack`` at either end,
+    /// and at least half of it (a reference under 0.5 s is not a play by its slack alone).
+    private func isCompletePlay(_ segment: Segment) -> Bool {
+        let length = index.references[segment.referenceIndex].duration
+        return segment.referenceStart <= Scanner.completePlaySlack
+            && segment.referenceEnd >= length - Scanner.completePlaySlack
+            && segment.referenceEnd - segment.referenceStart >= length / 2
     }
 
     /// Seconds two segments overlap (negative: the gap between them).
