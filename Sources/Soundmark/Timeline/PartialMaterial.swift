@@ -73,7 +73,8 @@ extension PartialMaterial {
     /// all of them) is a version of it and left out. Of the others, lines on one line
     /// (``sameLineSeconds``) within ``Scanner/joinGap`` of each other are one stretch: from the
     /// first start to the last end, reference times along its strongest line, its confidence and
-    /// hits, ``sharedSlots`` the hits-weighted mean of theirs. In recording order.
+    /// hits, ``sharedSlots`` the hits-weighted mean of theirs; of stretches that overlap
+    /// (``overlapShare``), the one with the most hits. In recording order.
     static func merged(_ fragments: [PartialMaterial]) -> [PartialMaterial] {
         func pair(_ f: PartialMaterial) -> String { f.segment.item.id + "\u{0}" + f.within.id }
         var totals: [String: (hits: Double, shared: Double)] = [:]
@@ -97,7 +98,7 @@ extension PartialMaterial {
                 groups.append([f])
             }
         }
-        return groups.compactMap { g -> PartialMaterial? in
+        let stretches = groups.compactMap { g -> PartialMaterial? in
             let hits = g.reduce(0.0) { $0 + Double($1.segment.hits) }
             guard var strongest = g.max(by: { $0.segment.hits < $1.segment.hits }) else { return nil }
             // The stretch along the strongest line (the others lie within ``sameLineSeconds`` of it).
@@ -109,6 +110,21 @@ extension PartialMaterial {
             strongest.segment = s
             strongest.sharedSlots = g.reduce(0.0) { $0 + $1.sharedSlots * Double($1.segment.hits) } / max(1, hits)
             return strongest
-        }.sorted { ($0.segment.start, $0.segment.item.id) < ($1.segment.start, $1.segment.item.id) }
+        }
+        // A loop lines up at each of its repeats: of the stretches of one reference in one play's
+        // reference that overlap (30 % of the shorter), the one with the most hits stands for them.
+        var kept: [PartialMaterial] = []
+        for p in stretches.sorted(by: { ($0.segment.hits, $1.segment.start) > ($1.segment.hits, $0.segment.start) }) {
+            let length = max(p.segment.end - p.segment.start, 1e-3)
+            let covered = kept.contains { k in
+                pair(k) == pair(p) && (min(k.segment.end, p.segment.end) - max(k.segment.start, p.segment.start)) >= overlapShare * length
+            }
+            if !covered { kept.append(p) }
+        }
+        return kept.sorted { ($0.segment.start, $0.segment.item.id) < ($1.segment.start, $1.segment.item.id) }
     }
+
+    /// Share of a stretch another stretch of the same reference in the same play's reference
+    /// must overlap to stand for it: 0.3 (as ``Scanner`` covers a weaker line of one reference).
+    public static let overlapShare = 0.3
 }
