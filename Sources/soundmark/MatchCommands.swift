@@ -88,13 +88,15 @@ func reportIdentify(_ source: String, _ result: IdentifiedClip,
                     matcher: Matcher, format: String, several: Bool) throws -> Bool {
     let (signature, matches, decoder) = (result.signature, result.matches, result.decoder)
     if signature.duration < 2 && decoder?.isTruncated != true { // a truncated file's warning said how much there is
-        warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration))
+        warn(String(format: "%@: only %.1f s of audio; clips of 5 s or more match reliably", source, signature.duration), about: source)
     }
-    if matcher.index.references.isEmpty { warn("the catalog holds no references") }
-    if matches.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if matcher.index.references.isEmpty { warn("the catalog holds no references", about: source) }
+    if matches.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note, about: source) }
+    let warnings = InputWarnings.shared.take(source)
     if format == "json" {
         // One clip or several: the same object, one per clip (several: one per line).
-        print(versionedJSON([("source", .string(source)), ("matches", .array(matches.map(\.json)))]).text)
+        print(JSONOutput.object([("version", versionJSON), ("source", .string(source)), ("matches", .array(matches.map(\.json)))],
+                                warnings: warnings).text)
         return !matches.isEmpty
     }
     if several { print("# \(source)") }
@@ -133,7 +135,8 @@ let matchCommands: [CommandSpec] = [
                 "queryStart":s,"queryEnd":s,"referenceStart":s,"referenceEnd":s}]}: queryStart/queryEnd are
                 the matched stretch of the clip, referenceStart/referenceEnd the same stretch in the reference;
                 matches the clip cannot tell apart (shared material, a repeated passage) carry
-                "ambiguous":[{"id","matchOffset"}…], every member of their group.
+                "ambiguous":[{"id","matchOffset"}…], every member of their group. A clip read with warnings (a
+                truncated file, corrupt data skipped, under 2 s of audio) also has "warnings":["…"], each said on stderr too.
                 Exit code 0 with a match, 1 with none, 2 on error.
                 Several clips are matched in one process, --jobs at a time, reported in argument order (text: a
                 "# CLIP" line before each; json: one object per line, the same object as for one clip); exit 0 when
@@ -159,7 +162,7 @@ func plainText(_ text: String) -> String {
 
 /// `--min-duration SECONDS` of scan and monitor.
 let minimumDurationOption = OptionSpec(name: "min-duration", value: "SECONDS",
-                                       help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept)")
+                                       help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept); a complete play of a shorter reference is kept")
 
 /// `--false-alarms-per-hour RATE` of scan and monitor.
 let falseAlarmsOption = OptionSpec(name: "false-alarms-per-hour", value: "RATE",
@@ -373,7 +376,7 @@ struct ScannedRecording {
 func reportScan(_ source: String, _ result: ScannedRecording,
                 catalog: Catalog, index: CatalogIndex, args: ParsedArguments, format: String, cuesMode: String?) throws -> Bool {
     let (segments, duration, decoder, marked) = (result.segments, result.duration, result.decoder, result.marked)
-    if segments.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note) }
+    if segments.isEmpty, let decoder, let note = otherStreamsNote(source, decoder) { warn(note, about: source) }
     let target = try LibraryTarget.from(args, input: source, labelsOnly: format == "html")
     let library = try target.flatMap { $0.path.isEmpty ? nil : try $0.open() }
     var airings = segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
@@ -399,6 +402,11 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     let cues = useAnnotations ? play.cues : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline()) }
     if useAnnotations && ["srt", "vtt", "ass", "cue", "audacity"].contains(format) {
         for note in annotationCueNotes(source, play: play, map: map, dropped: droppedCount, verbose: args.has("verbose")) { printError(note) }
+    } else if format == "json" && !args.has("verbose") {
+        // The JSON's cues leave them out too: said on stderr and in the report's warnings.
+        for (id, n) in droppedCount.sorted(by: { $0.key < $1.key }) {
+            warn("\(source): \(n) annotation(s) of \(id) not aired, left out of the cues (--verbose lists them)", about: source)
+        }
     }
     if args.has("verbose") {
         printError(String(format: "%@: %.1f s, %d segment(s), %d mapped annotation(s)", source, duration, segments.count, mapped.count))
@@ -406,7 +414,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
 
     switch format {
     case "json":
-        print(scanReportJSON(source, result, mapped: mapped).text)
+        print(scanReportJSON(source, result, mapped: mapped, warnings: InputWarnings.shared.take(source)).text)
     case "csv":
         let rows = segments.map { s in
             [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
@@ -471,16 +479,19 @@ func reportScan(_ source: String, _ result: ScannedRecording,
 
 /// The JSON report of one scanned recording (`scan --format json`; also a worker's job report):
 /// `version`, `source`, the recording (its `source` again, kept for older readers, and its
-/// duration), its segments and the annotations of `mapped` (reference and cue in recording time).
-func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: String, cue: Cue)]) -> JSONOutput {
+/// duration), its segments, the annotations of `mapped` (reference and cue in recording time),
+/// the partial material, then `warnings` (what was said on stderr about the recording) when there are any.
+func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: String, cue: Cue)],
+                    warnings: [String] = []) -> JSONOutput {
     let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(result.duration))])
     let cueJSON = mapped.map { m in
         JSONOutput.object([("reference", .object([("id", .string(m.id))])), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
                            ("text", .string(m.cue.text))])
     }
     let segmentJSON = result.marked?.map { $0.segment.json(marker: $0.marker) } ?? result.segments.map(\.json)
-    return versionedJSON([("source", .string(source)), ("recording", recording), ("segments", .array(segmentJSON)),
-                          ("cues", .array(cueJSON)), ("partial", .array(result.partial.map(\.json)))])
+    return JSONOutput.object([("version", versionJSON), ("source", .string(source)), ("recording", recording),
+                              ("segments", .array(segmentJSON)), ("cues", .array(cueJSON)),
+                              ("partial", .array(result.partial.map(\.json)))], warnings: warnings)
 }
 
 /// The annotations of every reference found in `segments`, by reference index (references
@@ -575,6 +586,8 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     by a jump is clipped to the part that aired, a cue whose stretch was removed is dropped, a replayed
     stretch replays its cues; a segment in which no annotation aired is one cue of its own, so no
     play is hidden (stderr names those segments and counts the annotations left out).
+    JSON: {"recording":{"source","duration"},"segments":[…],"cues":[…]}, and "warnings":["…"] when anything was said
+    on stderr about the recording (a truncated file, corrupt data skipped, annotations left out).
     Exit code 0 when something was found, 1 when nothing was, 2 on error.
     Each recording is decoded on one thread, fingerprinted on another and matched on a third. Several recordings are scanned
     --jobs at a time and reported in argument order (setlist: a "# RECORDING" line before each; json: one

@@ -188,7 +188,10 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
         }
         poller.start()
     }
-    session.onWarning = { warn($0) }
+    // The session's warnings (skipped corrupt data, gaps, reconnects) are said as they come and
+    // listed again in stream.ended, the run's summary.
+    let said = InputWarnings()
+    session.onWarning = { warn($0); said.record(source, $0) }
     session.onOrigin = { writer.offerOrigin($0) }
     session.onAudio = { samples, time in
         recorder?.digest(samples)
@@ -220,7 +223,10 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
             warn("\(catalogPath) changed: monitoring \(count) reference(s) from now on")
         case .ended(let time):
             end = time
-            writer.writeStream("ended", time: time, text: "stream ended")
+            let warnings = said.take(source)
+            writer.writeStream("ended", time: time,
+                               extra: warnings.isEmpty ? [] : [("warnings", .array(warnings.map { .string($0) }))],
+                               text: "stream ended")
         }
     }
 
@@ -268,8 +274,8 @@ let monitorCommand = CommandSpec(words: ["monitor"], usage: "SOURCE",
     the run: one continuous play is one activity (the window finding the same line again just after its end
     is not a new play), also across a catalog reload. No time lies past the audio received; every
     segment.ended comes before stream.ended. Stream events: "stream.gap" {time, duration} and
-    "stream.reconnected" {time, attempt} after a reconnect, "stream.ended" {time} last. The gap is the
-    audio lost: the new connection starts with the audio of the moment it was opened, so for a source
+    "stream.reconnected" {time, attempt} after a reconnect, "stream.ended" {time} last, with "warnings":["…"]
+    (every warning of the run) when there were any. The gap is the audio lost: the new connection starts with the audio of the moment it was opened, so for a source
     that plays in real time recording time keeps following the wall clock through any number of
     reconnects (a faster source, e.g. a file over HTTP, just gets the outage added).
     The catalog is checked every --catalog-poll seconds (SQLite data_version); when another process

@@ -72,6 +72,34 @@ func withOutputOption(_ spec: CommandSpec) -> CommandSpec {
                        streamsOutput: spec.streamsOutput)
 }
 
+/// Refuses an `-o/--output` file that is also a file the command reads or writes: any other
+/// option's value or argument (a catalog, a library, a recording), or a catalog's companion
+/// files (`.index`, `-wal`, `-shm`, `-journal`). Written over, the catalog, the library or the
+/// recording was lost (`catalog list --catalog v.db -o v.db` replaced the catalog with its listing).
+/// Files are the same when they are one inode, or name the same absolute path when not there yet.
+/// - Throws: ``CommandError`` "PATH: cannot write the output: it is also an input (OPTION)".
+func refuseOutputOverAnInput(_ path: String, _ parsed: ParsedArguments) throws {
+    func absolute(_ p: String) -> String {
+        URL(fileURLWithPath: p, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
+    }
+    func identity(_ p: String) -> (dev: UInt64, ino: UInt64)? {
+        var st = stat()
+        return stat(p, &st) == 0 ? (UInt64(st.st_dev), UInt64(st.st_ino)) : nil
+    }
+    let target = absolute(path), targetIdentity = identity(path)
+    var inputs: [(String, String)] = parsed.positional.filter { $0 != "-" }.map { ("argument", $0) }
+    for (name, values) in parsed.values where name != "output" { inputs += values.map { ("--" + name, $0) } }
+    for (what, value) in inputs {
+        for candidate in [value] + ["-wal", "-shm", "-journal", ".index"].map({ value + $0 }) {
+            let same: Bool
+            if let a = targetIdentity, let b = identity(candidate) { same = a == b } else { same = absolute(candidate) == target }
+            if same {
+                throw CommandError(message: "\(path): cannot write the output: it is also an input (\(what) \(value))")
+            }
+        }
+    }
+}
+
 /// Runs `body` with its standard output going to the file `path` (`-o/--output`). Whole
 /// (default): the output is collected in a temporary file and written by
 /// ``writeOutputFile(_:to:what:)`` when `body` returns other than ``Exit/error``, so a failed command
@@ -86,11 +114,9 @@ func runWritingStandardOutput(to path: String, streamed: Bool, _ body: () throws
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { throw failure("is a directory") }
     let folder = (path as NSString).deletingLastPathComponent
     if access(path, F_OK) != 0 && access(folder.isEmpty ? "." : folder, W_OK) != 0 { throw failure(String(cString: strerror(errno))) }
+    if streamed { return try runStreamingStandardOutput(to: path, body) }
     let fd: Int32, temporary: String?
-    if streamed {
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        temporary = nil
-    } else {
+    do {
         var template = Array((NSTemporaryDirectory() + "/soundmark-output-XXXXXX").utf8CString)
         fd = mkstemp(&template)
         temporary = String(cString: template)
@@ -108,9 +134,60 @@ func runWritingStandardOutput(to path: String, streamed: Bool, _ body: () throws
     let status = try body()
     guard fflush(stdout) == 0 else { throw failure(String(cString: strerror(errno))) }
     // An error (exit 2) leaves no file; no match or a partly failed batch (exit 1) is still output.
-    guard !streamed, status != Exit.error else { return status }
+    guard status != Exit.error else { return status }
     lseek(fd, 0, SEEK_SET)
     let data = FileHandle(fileDescriptor: fd, closeOnDealloc: false).readDataToEndOfFile()
     try writeOutputFile(data, to: path, what: "the output")
+    return status
+}
+
+/// ``runWritingStandardOutput(to:streamed:_:)`` for output written as it comes (monitor): standard
+/// output goes through a pipe to a thread that creates (or empties) `path` when the first byte
+/// arrives and appends every byte after it, so a run that fails before writing anything (a source
+/// or catalog that cannot be opened) leaves an existing `path` as it was.
+/// - Throws: what `body` throws; ``CommandError`` "PATH: cannot write the output: reason".
+private func runStreamingStandardOutput(to path: String, _ body: () throws -> Int32) throws -> Int32 {
+    func failure(_ reason: String) -> CommandError { CommandError(message: "\(path): cannot write the output: \(reason)") }
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else { throw failure(String(cString: strerror(errno))) }
+    let (readEnd, writeEnd) = (ends[0], ends[1])
+    final class Copy: @unchecked Sendable { var error: Int32 = 0 }
+    let copy = Copy()
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        var fd: Int32 = -1
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            if fd < 0 && copy.error == 0 {
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                if fd < 0 { copy.error = errno }
+            }
+            guard fd >= 0 else { continue }
+            let failed = buffer.withUnsafeBytes { writeAll(Data($0.prefix(n)), to: fd) }
+            if failed != 0 && copy.error == 0 { copy.error = failed }
+        }
+        if fd >= 0 { close(fd) }
+        close(readEnd)
+        done.signal()
+    }
+    thread.start()
+    fflush(stdout)
+    let saved = dup(STDOUT_FILENO)
+    guard saved >= 0, dup2(writeEnd, STDOUT_FILENO) >= 0 else {
+        close(writeEnd)
+        done.wait()
+        throw failure(String(cString: strerror(errno)))
+    }
+    close(writeEnd)
+    let result = Result { try body() }
+    fflush(stdout)
+    dup2(saved, STDOUT_FILENO)
+    close(saved)
+    done.wait()
+    let status = try result.get()
+    if copy.error != 0 { throw failure(String(cString: strerror(copy.error))) }
     return status
 }

@@ -293,7 +293,7 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
         }
         let source = job.source ?? job.media
         for i in airings.indices { airings[i].source = source }
-        result = (scanReportJSON(job.media, scanned, mapped: mapped).text,
+        result = (scanReportJSON(job.media, scanned, mapped: mapped, warnings: InputWarnings.shared.take(job.media)).text,
                   LibraryRecording(digest: digest.hex, name: job.media, source: source, duration: duration, wallStart: job.startTime,
                                    audioPrint: digest.audioPrint),
                   airings)

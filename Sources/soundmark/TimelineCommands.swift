@@ -65,10 +65,13 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
         }
         return Exit.error
     }
-    for w in parsed.warnings { warn("\(name): \(w)") }
+    // Every warning is said on stderr and, in JSON, kept in the output's "warnings".
+    var warnings: [String] = []
+    func say(_ message: String) { warn(message); warnings.append(message) }
+    for w in parsed.warnings { say("\(name): \(w)") }
 
     var timeline = ActivityTimeline()
-    var skipped = 0
+    var skipped = 0, ignored = 0
     for payload in parsed.payloads {
         let line = payload.line.map { "line \($0)" } ?? "payload"
         if isMonitorStreamEvent(payload) {
@@ -76,9 +79,13 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
             if verbose { warn("\(line): ignored: monitor stream event \"\(payload.fields["event"]?.stringValue ?? "")\"") }
             continue
         }
-        if case .ignored(let reason) = timeline.apply(payload), verbose {
-            warn("\(line): ignored: \(reason)")
+        if case .ignored(let reason) = timeline.apply(payload) {
+            ignored += 1
+            if verbose { say("\(line): ignored: \(reason)") }
         }
+    }
+    if ignored > 0 && !verbose {
+        say("\(name): \(ignored) payload(s) ignored (late for an earlier activity, or unusable; --verbose lists them)")
     }
     if verbose {
         warn("\(parsed.payloads.count) payload(s), \(parsed.warnings.count) malformed line(s), \(skipped) stream event(s) skipped, \(timeline.rows.count) row(s)")
@@ -86,11 +93,14 @@ func runTimelineMerge(_ args: ParsedArguments) throws -> Int32 {
 
     switch format {
     case "csv": print(TimelineExport.csv(timeline.rows), terminator: "")
-    case "srt": print(TimelineExport.srt(timeline.rows), terminator: "")
-    case "vtt": print(TimelineExport.vtt(timeline.rows), terminator: "")
+    case "srt", "vtt":
+        // Subtitles cannot start before 0 s: a cue there is moved or left out, with a line each.
+        let (cues, notes) = TimelineExport.subtitleCues(timeline.rows)
+        for note in notes { say("\(name): \(note)") }
+        print(format == "srt" ? CueWriter.srt(cues) : CueWriter.webVTT(cues), terminator: "")
     default:
         // {"rows":[…]} with the version first, as every JSON output that is one object.
-        print("{\"version\":" + versionJSON.text + "," + TimelineExport.json(timeline.rows).dropFirst())
+        print("{\"version\":" + versionJSON.text + "," + TimelineExport.json(timeline.rows, warnings: warnings).dropFirst())
     }
     return Exit.ok
 }
@@ -114,7 +124,9 @@ let timelineCommands: [CommandSpec] = [
                 stderr. Monitor stream events (event "stream.gap", "stream.reconnected", "stream.ended")
                 are skipped. JSON: {"version":{…},"rows":[{"activity_id","material_id","marker","first_seen":{"time",
                 "position"},"end","fields":{…},"closed"}]}; CSV has a header and CRLF line ends; srt/vtt have one
-                cue per timed row, from its first-seen time to its end (else the next row's start). Exit code 0, 2 on error.
+                cue per timed row, from its first-seen time to its end (else the next row's start); a cue that ends
+                before 0 s is left out and one that starts before it starts at 0 s, each with a warning. JSON output
+                also has "warnings":["…"] when any was said on stderr. Exit code 0, 2 on error.
                 """,
                 options: [OptionSpec(name: "format", value: "json|csv|srt|vtt", help: "output format (default: json)"),
                           OptionSpec(name: "verbose", value: nil, help: "also report every ignored payload and totals on stderr")],

@@ -18,6 +18,45 @@ func warn(_ message: String) {
     FileHandle.standardError.write(Data("soundmark: warning: \(displayingServers(message))\n".utf8))
 }
 
+/// The warnings said about each input while it was read and matched, kept for its JSON report:
+/// a warning that affects a result (a truncated file, skipped corrupt data, a clip too short, an
+/// annotation left out) is in the output too, not only on stderr. Inputs are told apart by the
+/// name they were given on the command line; several threads may record at once (decoding and
+/// matching run on threads of their own).
+final class InputWarnings: @unchecked Sendable {
+    /// The one store of this process.
+    static let shared = InputWarnings()
+    private let lock = NSLock()
+    private var bySource: [String: [String]] = [:]
+
+    /// Keeps `message` (as printed, without the "soundmark: warning: " prefix) for `source`.
+    func record(_ source: String, _ message: String) {
+        lock.lock(); defer { lock.unlock() }
+        bySource[source, default: []].append(displayingServers(message))
+    }
+
+    /// The warnings kept for `source`, in the order they were said, and forgets them.
+    func take(_ source: String) -> [String] {
+        lock.lock(); defer { lock.unlock() }
+        return bySource.removeValue(forKey: source) ?? []
+    }
+}
+
+/// Prints a warning about the input `source` on stderr and keeps it for that input's JSON
+/// report (``InputWarnings``).
+func warn(_ message: String, about source: String) {
+    warn(message)
+    InputWarnings.shared.record(source, message)
+}
+
+extension JSONOutput {
+    /// `members` with a `"warnings"` array of strings appended when `warnings` is not empty (an
+    /// output without warnings stays as it was).
+    static func object(_ members: [(String, JSONOutput)], warnings: [String]) -> JSONOutput {
+        .object(members + (warnings.isEmpty ? [] : [("warnings", .array(warnings.map { .string($0) }))]))
+    }
+}
+
 extension MediaItem {
     /// "title – artist" for text output, on one line: control characters (newlines, tabs,
     /// escapes) become spaces. A missing or blank title is the id (``MediaItem/displayTitle``),
@@ -89,6 +128,7 @@ func main() -> Int32 {
     do {
         let parsed = try parse(rest, for: spec)
         if let path = parsed.value("output"), path != "-", spec.options.contains(where: \.redirectsStandardOutput) {
+            try refuseOutputOverAnInput(path, parsed)
             return try runWritingStandardOutput(to: path, streamed: spec.streamsOutput) { try spec.run(parsed) }
         }
         return try spec.run(parsed)

@@ -123,7 +123,7 @@ final class HostileInputTests: XCTestCase {
     func testAWavHeaderOfUnderEightBitSamplesIsRefused() throws {
         let eight = path("t8.wav")
         XCTAssertEqual(try CLISupport.run("/usr/bin/sox", ["-n", "-r", "8000", "-c", "1", "-b", "8", "-e", "unsigned", eight,
-                                                          "synth", "2", "sine", "440"], in: directory).status, 0)
+                                                          "synth", "4", "sine", "440-1200", "sine", "700-300"], in: directory).status, 0)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: eight)))
         let fmt = try XCTUnwrap((0..<(bytes.count - 4)).first { bytes[$0..<($0 + 4)] == [0x66, 0x6D, 0x74, 0x20] })
         XCTAssertEqual(bytes[fmt + 22], 8)
@@ -225,14 +225,176 @@ final class HostileInputTests: XCTestCase {
     /// A 176 KB WAV whose header declares 1 Hz took 129 s and 355 MB before "no match": sample
     /// rates outside 1000–768000 Hz are refused at once.
     func testAnAbsurdSampleRateIsRefused() throws {
-        let wav = path("onehz.wav")
-        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
-        header += Data([1, 0, 1, 0]) + le32(1) + le32(2) + Data([2, 0, 16, 0]) + Data("data".utf8) + le32(176_000)
-        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: wav))
+        let wav = try pcmWav("onehz.wav", channels: 1, rate: 1)
         let catalog = path("c.db")
         XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
         assertRefused(try soundmark(["identify", "--catalog", catalog, wav]),
                       "soundmark: cannot open \(wav): the audio's sample rate 1 Hz is outside the supported 1000–768000 Hz")
+    }
+
+    // MARK: - 10. warnings in the output
+
+    /// 20 s of a chord as a 128 kbit/s MP3 at `name` (ffmpeg), and a copy of its first 60 % at
+    /// "cut-" + `name` (a truncated download: its header still declares 20 s).
+    private func truncatedMP3(_ name: String) throws -> (whole: String, cut: String) {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw XCTSkip("no ffmpeg") }
+        let wav = try tone("whole.wav", seconds: 20)
+        let r = try CLISupport.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-i", wav, "-c:a", "libmp3lame", "-b:a", "128k",
+                                                      path(name)], in: directory)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path(name)))
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: path("cut-" + name)))
+        return (path(name), path("cut-" + name))
+    }
+
+    /// A truncated MP3 warned "the audio ends at 12.0 s but the file declares 20.2 s" on stderr
+    /// but nothing in identify's or scan's JSON marked it: both carry a "warnings" array holding
+    /// the same line, and a clean input's JSON has no such member.
+    func testATruncatedFilesWarningIsInTheJSON() throws {
+        let (whole, cut) = try truncatedMP3("t.mp3")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, whole]).status, 0)
+        for command in ["identify", "scan"] {
+            let r = try soundmark([command, "--catalog", catalog, "--format", "json", cut])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let warnings = try XCTUnwrap(object["warnings"] as? [String], r.stdout)
+            XCTAssertEqual(warnings.count, 1, r.stdout)
+            XCTAssertEqual(warnings[0], "\(cut): the audio ends at 12.0 s but the file declares 20.2 s: it is truncated")
+            XCTAssertEqual(r.stderrLines.map(String.init), ["soundmark: warning: " + warnings[0]])
+            let clean = try soundmark([command, "--catalog", catalog, "--format", "json", whole])
+            XCTAssertEqual(clean.status, 0, clean.stderr)
+            XCTAssertFalse(clean.stdout.contains("\"warnings\""), clean.stdout)
+        }
+    }
+
+    /// `timeline merge --format srt` wrote a cue of no length (00:00:00,000 --> 00:00:00,000) for
+    /// events at negative times: such a cue is left out with a warning, and the JSON output lists
+    /// its warnings after the rows.
+    func testTimelineCuesBeforeZeroAreNotWrittenAsEmptyCues() throws {
+        let events = path("ev.jsonl")
+        try """
+        {"event":"segment.started","activity_id":"a1","material_id":"m1","time":-5}
+        {"event":"segment.ended","activity_id":"a1","material_id":"m1","time":-2}
+        {"event":"segment.started","activity_id":"a2","material_id":"m2","time":3}
+        {"event":"segment.ended","activity_id":"a2","material_id":"m2","time":7}
+        not json
+
+        """.write(toFile: events, atomically: true, encoding: .utf8)
+        let srt = try soundmark(["timeline", "merge", "--format", "srt", events])
+        XCTAssertEqual(srt.status, 0, srt.stderr)
+        XCTAssertEqual(srt.stdout, "1\n00:00:03,000 --> 00:00:07,000\nm2\n\n")
+        XCTAssertEqual(srt.stderrLines.map(String.init), [
+            "soundmark: warning: \(events): line 5: not valid JSON",
+            "soundmark: warning: \(events): cue \"m1\" at -5.000–-2.000 s is before the time line's 0 s; left out"])
+        let json = try soundmark(["timeline", "merge", events])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(object["warnings"] as? [String], ["\(events): line 5: not valid JSON"])
+        XCTAssertEqual((object["rows"] as? [Any])?.count, 2)
+    }
+
+    // MARK: - 9. damaged media is stored with its problem recorded
+
+    /// Damaged but decodable media was catalogued with warnings only: the reference records
+    /// them in its "decode-problems" property, which `catalog show` lists.
+    func testDamagedMediaIsStoredWithItsProblemRecorded() throws {
+        let (whole, cut) = try truncatedMP3("d.mp3")
+        let catalog = path("c.db")
+        let add = try soundmark(["catalog", "add", "--catalog", catalog, cut, whole, "--allow-duplicates"])
+        XCTAssertEqual(add.status, 0, add.stderr)
+        let show = try soundmark(["catalog", "show", "--catalog", catalog, "cut-d"])
+        XCTAssertEqual(show.status, 0, show.stderr)
+        let line = try XCTUnwrap(show.stdout.split(separator: "\n").first { $0.hasPrefix("property:  decode-problems=") }, show.stdout)
+        XCTAssertTrue(line.hasSuffix("=\(cut): the audio ends at 12.0 s but the file declares 20.2 s: it is truncated"), String(line))
+        let clean = try soundmark(["catalog", "show", "--catalog", catalog, "d"])
+        XCTAssertFalse(clean.stdout.contains("decode-problems"), clean.stdout)
+    }
+
+    // MARK: - 2. references too short to be found
+
+    /// `seconds` of the sample reference `name` (samples/references, CC BY-SA / GPL game music,
+    /// see samples/README.md) from `from` s, as 22.05 kHz mono WAV at `output` (ffmpeg).
+    private func excerpt(_ name: String, from: Double, seconds: Double, _ output: String) throws -> String {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg") else { throw XCTSkip("no ffmpeg") }
+        let source = CLISupport.root.appendingPathComponent("samples/references/\(name).ogg").path
+        let r = try CLISupport.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-y", "-ss", "\(from)", "-t", "\(seconds)", "-i", source,
+                                                      "-ac", "1", "-ar", "22050", path(output)], in: directory)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return path(output)
+    }
+
+    /// References of 0.25-1.5 s were "added" but identify did not find them in their own file:
+    /// a reference identify cannot find in itself is refused with the minimum stated, and no
+    /// catalog is left behind; one it finds is added.
+    func testAReferenceTooShortToBeFoundIsRefused() throws {
+        let short = try excerpt("wesnoth-knolls", from: 13, seconds: 0.5, "short.wav")
+        let catalog = path("c.db")
+        assertRefused(try soundmark(["catalog", "add", "--catalog", catalog, short]),
+                      "soundmark: \(short): too short to be found: identify does not find its 0.50 s even in itself; a reference "
+                      + "needs 1.5-2.5 s of music (its landmarks must line up beyond chance over enough of it; the rule scores "
+                      + "a clip against its reference alone, so this does not change with the catalog's size); not added")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: catalog))
+        let longer = try excerpt("wesnoth-knolls", from: 13, seconds: 2, "longer.wav")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, longer]).status, 0)
+        let found = try soundmark(["identify", "--catalog", catalog, longer])
+        XCTAssertEqual(found.status, 0, found.stderr)
+        XCTAssertTrue(found.stdout.hasPrefix("1. longer (longer) at 00:00:00.0"), found.stdout)
+    }
+
+    /// With the default --min-duration 2, complete plays of a 2 s reference (measured 1.94-1.95 s
+    /// long) were dropped without a message: every complete play of a catalogued reference is
+    /// reported whatever its length; the minimum still drops partial plays.
+    func testCompletePlaysOfAShortReferenceAreNotDroppedByTheMinimumDuration() throws {
+        let jingle = try excerpt("wesnoth-knolls", from: 13, seconds: 2, "jingle.wav")
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, jingle]).status, 0)
+        // Other music, the jingle, other music, the jingle, other music: 4 s each between.
+        var parts: [String] = []
+        for k in 0..<3 {
+            parts.append(try excerpt("supertux-forest", from: Double(4 * k), seconds: 4, "filler\(k).wav"))
+            if k < 2 { parts.append(jingle) }
+        }
+        let recording = path("recording.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", parts + [recording], in: directory).status, 0)
+        let r = try soundmark(["scan", "--catalog", catalog, "--format", "json", recording])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let segments = try XCTUnwrap(object["segments"] as? [[String: Any]])
+        XCTAssertEqual(segments.count, 2, r.stdout)
+        for (segment, start) in zip(segments, [4.0, 10.0]) {
+            XCTAssertEqual(try XCTUnwrap(segment["start"] as? Double), start, accuracy: 0.3, r.stdout)
+            XCTAssertEqual(try XCTUnwrap(segment["end"] as? Double), start + 2, accuracy: 0.3, r.stdout)
+        }
+        // A partial play (the jingle's last 1.2 s) is still under the minimum.
+        let tail = try excerpt("wesnoth-knolls", from: 13.8, seconds: 1.2, "tail.wav")
+        let partial = path("partial.wav")
+        XCTAssertEqual(try CLISupport.run("/usr/bin/sox", [parts[0], tail, parts[4], partial], in: directory).status, 0)
+        let p = try soundmark(["scan", "--catalog", catalog, "--format", "json", partial])
+        XCTAssertFalse(p.stdout.contains("\"reference\":{\"id\":\"jingle\""), p.stdout)
+    }
+
+    // MARK: - 11. messages
+
+    /// A WAV header of 0 channels gave "no decoder available for codec 'pcm_s16le'": the
+    /// message names what is wrong, the header's 0 channels.
+    func testAWavHeaderOfZeroChannelsIsNamed() throws {
+        let wav = try pcmWav("nochannels.wav", channels: 0, rate: 8000)
+        let catalog = path("c.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("clip.wav")]).status, 0)
+        let message = "soundmark: cannot open \(wav): the header declares 0 channels (no audio)"
+        assertRefused(try soundmark(["identify", "--catalog", catalog, wav]), message)
+        assertRefused(try soundmark(["catalog", "add", "--catalog", catalog, wav]), message)
+    }
+
+    /// A 16-bit PCM WAV at `name` whose header declares `channels` and `rate` (Hz, the byte rate
+    /// from them, 2 bytes a frame), holding 176,000 bytes of a fixed pattern; its path.
+    private func pcmWav(_ name: String, channels: UInt16, rate: UInt32) throws -> String {
+        var header = Data("RIFF".utf8) + le32(36 + 176_000) + Data("WAVEfmt ".utf8) + le32(16)
+        header += Data([1, 0, UInt8(channels), UInt8(channels >> 8)]) + le32(rate) + le32(2 * rate) + Data([2, 0, 16, 0])
+        header += Data("data".utf8) + le32(176_000)
+        try (header + Data((0..<176_000).map { UInt8(truncatingIfNeeded: $0 &* 37) })).write(to: URL(fileURLWithPath: path(name)))
+        return path(name)
     }
 
     private func le32(_ v: UInt32) -> Data { withUnsafeBytes(of: v.littleEndian) { Data($0) } }

@@ -321,7 +321,8 @@ final class InputFaultTests: XCTestCase {
         // Changed content: fingerprinted again.
         try tone("re/b.wav", seed: 102)
         let changed = try soundmark("catalog", "add", "--catalog", catalog, path("re/b.wav"))
-        XCTAssertTrue(changed.stderr.hasPrefix("b: replaced (new audio)"), changed.stderr)
+        // (A 4 s chirp is too short for scan at this catalog's size: catalog add warns so first.)
+        XCTAssertTrue(changed.stderrLines.contains { $0.hasPrefix("b: replaced (new audio)") }, changed.stderr)
     }
 
     // MARK: - 16. small ones

@@ -101,7 +101,12 @@ final class TimelineMergeTests: XCTestCase {
         let path = try write("late.jsonl", lateSequence)
         let result = try run(["timeline", "merge", path])
         XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertEqual(result.err, "", "without --verbose an ignored payload is silent")
+        // Without --verbose an ignored payload is counted on one line (issue 40: nothing is dropped
+        // without a line on stderr), and the JSON lists that line.
+        let counted = "\(path): 1 payload(s) ignored (late for an earlier activity, or unusable; --verbose lists them)"
+        XCTAssertEqual(result.err, "soundmark: warning: \(counted)\n")
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
+        XCTAssertEqual(object["warnings"] as? [String], [counted])
         let rows = try rows(result.out)
         XCTAssertEqual(rows.count, 2)
         XCTAssertEqual(rows.map { $0["activity_id"] as? String }, ["activity-1", "activity-2"])
@@ -111,7 +116,7 @@ final class TimelineMergeTests: XCTestCase {
         XCTAssertEqual(rows[1]["closed"] as? Bool, false, "activity-2 is current")
 
         let verbose = try run(["timeline", "merge", "--verbose", path])
-        XCTAssertEqual(verbose.out, result.out)
+        XCTAssertEqual(try self.rows(verbose.out).count, rows.count)
         let ignored = verbose.err.split(separator: "\n").filter { $0.contains("ignored") }
         XCTAssertEqual(ignored.count, 1, verbose.err)
         XCTAssertTrue(ignored[0].hasPrefix("soundmark: warning: line 3: ignored: late refinement"), String(ignored[0]))

@@ -289,6 +289,46 @@ final class UserOutputTests: XCTestCase {
         XCTAssertFalse(fixed.stderr.contains("lack version features"), fixed.stderr)
     }
 
+    /// A user's trial: `-o` naming the catalog, the library or the recording wrote the output over
+    /// it (`catalog list --catalog v.db -o v.db` left "not a soundmark catalog"), and `monitor -o`
+    /// emptied an existing file before failing on a bad source. Such an `-o` is refused naming
+    /// the input, and a failed monitor leaves the file as it was.
+    func testOutputNeverOverwritesAnInputAndAFailedMonitorKeepsTheFile() throws {
+        let db = path("v.db"), recording = path("rec.mp3")
+        try FileManager.default.copyItem(atPath: Self.samples.appendingPathComponent("recording.mp3").path, toPath: recording)
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", db,
+                                     Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path).status, 0)
+        let listing = try soundmark("catalog", "list", "--catalog", db, "-o", db)
+        XCTAssertEqual(listing.status, 2)
+        XCTAssertEqual(listing.stderr, "soundmark: \(db): cannot write the output: it is also an input (--catalog \(db))\n")
+        XCTAssertEqual(try soundmark("catalog", "list", "--catalog", db, "--format", "json").status, 0)
+        let index = try soundmark("catalog", "list", "--catalog", db, "-o", db + ".index")
+        XCTAssertEqual(index.status, 2, index.stderr)
+        let before = try Data(contentsOf: URL(fileURLWithPath: recording))
+        let scan = try soundmark("scan", "--catalog", db, "-o", recording, recording)
+        XCTAssertEqual(scan.status, 2)
+        XCTAssertEqual(scan.stderr, "soundmark: \(recording): cannot write the output: it is also an input (argument \(recording))\n")
+        let library = path("l.db")
+        XCTAssertEqual(try soundmark("scan", "--catalog", db, "--library", library, recording).status, 0)
+        let overLibrary = try soundmark("scan", "--catalog", db, "--library", library, "-o", library, recording)
+        XCTAssertEqual(overLibrary.status, 2, overLibrary.stderr)
+        XCTAssertTrue(overLibrary.stderr.contains("it is also an input (--library"), overLibrary.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: recording)), before)
+
+        let kept = path("keep.jsonl"), text = path("text.mp3")
+        try Data("previous events\n".utf8).write(to: URL(fileURLWithPath: kept))
+        try Data("not audio at all\n".utf8).write(to: URL(fileURLWithPath: text))
+        for (catalog, source) in [(db, text), (path("missing.db"), recording)] {
+            XCTAssertEqual(try soundmark("monitor", "--catalog", catalog, "-o", kept, source).status, 2)
+            XCTAssertEqual(try String(contentsOfFile: kept, encoding: .utf8), "previous events\n", "\(catalog) \(source)")
+        }
+        let monitored = try soundmark("monitor", "--catalog", db, "-o", kept, recording)
+        XCTAssertEqual(monitored.status, 0, monitored.stderr)
+        let lines = try String(contentsOfFile: kept, encoding: .utf8).split(separator: "\n")
+        XCTAssertFalse(lines.contains("previous events"))
+        XCTAssertTrue(lines.contains { $0.contains(#""event":"segment.started""#) && $0.contains("wesnoth-knolls") }, lines.joined(separator: "\n"))
+    }
+
     /// Every command that writes a format takes `-o/--output`, spelt and shown the same way, and a
     /// file it cannot write is a one-line error naming it (exit 2), before any work.
     func testEveryFormatCommandTakesDashO() throws {

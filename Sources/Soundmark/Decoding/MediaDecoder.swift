@@ -1081,6 +1081,11 @@ extension MediaDecoder {
         if codecName.hasPrefix("pcm_"), (1..<8).contains(codedBits) {
             throw MediaDecodingError.cannotOpen(path: source, reason: "the header declares \(codedBits)-bit samples, not a valid PCM sample format (8 bits or more)")
         }
+        // A PCM header of no channels holds no audio: say so, not that the codec has no decoder
+        // (which the decoder's refusal to open said).
+        if codecName.hasPrefix("pcm_"), parameters.pointee.ch_layout.nb_channels <= 0 {
+            throw MediaDecodingError.cannotOpen(path: source, reason: "the header declares 0 channels (no audio)")
+        }
         guard let decoder = avcodec_find_decoder(codecID) else {
             throw MediaDecodingError.decoderUnavailable(path: source, codec: codecName)
         }

@@ -872,12 +872,24 @@ extension AnnotationReader {
                 guard end <= Annotation.maximumTime else {
                     warnings.append("\(name):\(i + 1): skipped event: end time \(endText) is out of range"); continue
                 }
-                annotations.append(Annotation(start: start, end: end, text: plain(String(values[t]))))
+                let text = String(values[t])
+                if unclosedBrace(text) {
+                    warnings.append("\(name):\(i + 1): a '{' without its '}' is kept as text (not an override block)")
+                }
+                annotations.append(Annotation(start: start, end: end, text: plain(text)))
             }
             return AnnotationImport(annotations: annotations, warnings: warnings)
         }
 
+        /// Whether `text` has a `{` that no `}` closes (read as text by ``plain(_:)``, as
+        /// renderers do, rather than hiding the rest of the line).
+        static func unclosedBrace(_ text: String) -> Bool {
+            guard let open = text.lastIndex(of: "{") else { return false }
+            return !text[open...].contains("}")
+        }
+
         /// Event text without override blocks, with `\N`/`\n` as line breaks and `\h` as U+00A0.
+        /// A `{` with no `}` after it is text, not the start of a block.
         static func plain(_ text: String) -> String {
             var out = ""
             var depth = 0
@@ -885,7 +897,7 @@ extension AnnotationReader {
             while i < text.endIndex {
                 let c = text[i]
                 let next = text.index(after: i)
-                if c == "{" { depth += 1 } else if c == "}" && depth > 0 { depth -= 1 } else if depth == 0 {
+                if c == "{" && (depth > 0 || text[next...].contains("}")) { depth += 1 } else if c == "}" && depth > 0 { depth -= 1 } else if depth == 0 {
                     if c == "\\", next < text.endIndex, "Nnh".contains(text[next]) {
                         out.append(text[next] == "h" ? "\u{00A0}" : "\n")
                         i = text.index(after: next)

@@ -1414,13 +1414,14 @@ public final class Scanner {
         speeds: options.candidates.count, hopSeconds: options.hopSeconds)
 
     /// Measures a line's evidence against chance (``PlayEvidence``) once its hits would reach
-    /// the threshold, and again each window (at most once a window) while it is not beyond
-    /// chance yet; the strongest evidence is kept, so a play once shown stays one. The chance
+    /// the threshold, and again each window (at most once a window) until it is
+    /// ``PlayEvidence/settledRatio`` of the false-alarm rate or less; the strongest evidence is
+    /// kept, so a play once shown stays one, and its confidence grows with its evidence. The chance
     /// lines are counted over the part of the line the landmark history still holds (its last
     /// ``historyFrames``). `windowEnd` `nil`: the line is closing (measured unless beyond
     /// chance already).
     private func checkEvidence(_ s: inout OpenSegment, at windowEnd: Int?) {
-        if let e = s.evidence, e.log10FalseAlarmsPerHour <= log10(options.falseAlarmsPerHour) { return }
+        if let e = s.evidence, e.log10FalseAlarmsPerHour <= log10(options.falseAlarmsPerHour) + log10(PlayEvidence.settledRatio) { return }
         if let windowEnd, s.evidenceCheckedAt == windowEnd { return }
         // Only lines whose hits alone would make a play are worth the chance lines' lookups.
         guard segment(s, capped: false).confidence >= options.threshold else { return }
@@ -1765,19 +1766,36 @@ public final class Scanner {
 
     /// `scan`'s decision over `segments`: ``resolveOverlaps(_:threshold:postings:)`` with this
     /// scanner's threshold and reference postings, without plays shorter than the minimum
-    /// duration. `scan` (``finish(recordingDuration:)``) and the live events use it alike.
+    /// duration unless they are complete plays (``isCompletePlay(_:)``: a reference shorter than
+    /// the minimum is still found when played whole). `scan` (``finish(recordingDuration:)``) and
+    /// the live events use it alike.
     private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
 
     /// ``Scanner/resolve(_:threshold:postings:sameRecording:)`` of `segments` with this scan's
-    /// catalog, plays and partial material shorter than ``ScanOptions/minimumDuration`` left out.
+    /// catalog; plays and partial material shorter than ``ScanOptions/minimumDuration`` left out
+    /// unless they are complete plays.
     private func resolve(_ segments: [Segment]) -> (plays: [Segment], partial: [PartialMaterial]) {
         let r = Scanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
         }, sameRecording: { [self] a, b in
             Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         })
-        let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration }
+        let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration || self.isCompletePlay(s) }
         return (r.plays.filter(long), r.partial.filter { long($0.segment) })
+    }
+
+    /// How far from its reference's start and end, reference seconds, a segment may begin and end
+    /// and still be a complete play: 0.25 (segment edges fall within a window's hop or two of the
+    /// play's; a 1-3.4 s reference played whole was measured at 90-100 % of its length).
+    static let completePlaySlack = 0.25
+
+    /// Whether `segment` covers its whole reference, within ``completePlaySlack`` at either end,
+    /// and at least half of it (a reference under 0.5 s is not a play by its slack alone).
+    private func isCompletePlay(_ segment: Segment) -> Bool {
+        let length = index.references[segment.referenceIndex].duration
+        return segment.referenceStart <= Scanner.completePlaySlack
+            && segment.referenceEnd >= length - Scanner.completePlaySlack
+            && segment.referenceEnd - segment.referenceStart >= length / 2
     }
 
     /// Seconds two segments overlap (negative: the gap between them).
@@ -2154,10 +2172,12 @@ public final class Scanner {
             // there: a layer the two share (a loop, a sample, a quote). A copy of the play's own
             // reference, or the same recording, is the play's.
             let o = kept[c]
-            guard o.referenceIndex != s.referenceIndex, o.item.id != s.item.id else { continue }
-            s.alternatives = []
-            partial.append(PartialMaterial(segment: s, within: o.item, sharedSlots: sameRecording(s, o)))
+            guard o.referenceIndex != s.referenceIndex, o.item.id != s.item.id,
+                  let inside = PartialMaterial.clipped(s, from: o.start, to: o.end) else { continue }
+            partial.append(PartialMaterial(segment: inside, within: o.item, sharedSlots: sameRecording(s, o)))
         }
+        // (Never over a play of its own reference: there the reference plays in full.)
+        partial.removeAll { p in kept.contains { $0.referenceIndex == p.segment.referenceIndex && Scanner.overlap($0, p.segment) > 0 } }
         partial = PartialMaterial.merged(partial)
         var all = kept.sorted { $0.start < $1.start }
         guard all.count > 1 else { return (all, partial) }

@@ -12,7 +12,9 @@ public enum TimelineExport {
     /// `first_seen` additionally carries `"timestamp"` (the original ISO-8601 string) when
     /// the first payload's time was given that way; `fields` keys are sorted.
     /// Compact output is a single line; `pretty` indents by two spaces. No trailing newline.
-    public static func json(_ rows: [TimelineRow], pretty: Bool = false) -> String {
+    /// Non-empty `warnings` (what the merge said on stderr: malformed lines, ignored payloads,
+    /// cues moved or left out) follow the rows as `"warnings":["…",…]`.
+    public static func json(_ rows: [TimelineRow], pretty: Bool = false, warnings: [String] = []) -> String {
         func optional(_ text: String?) -> TimelineJSONNode { .value(text.map(TimelineValue.string) ?? .null) }
         func optional(_ number: Double?) -> TimelineJSONNode { .value(number.map(TimelineValue.number) ?? .null) }
         let nodes: [TimelineJSONNode] = rows.map { row in
@@ -32,7 +34,9 @@ public enum TimelineExport {
             ])
         }
         var out = ""
-        TimelineJSONWriter.write(.object([("rows", .array(nodes))]), into: &out, pretty: pretty, level: 0)
+        var members: [(String, TimelineJSONNode)] = [("rows", .array(nodes))]
+        if !warnings.isEmpty { members.append(("warnings", .array(warnings.map { .value(.string($0)) }))) }
+        TimelineJSONWriter.write(.object(members), into: &out, pretty: pretty, level: 0)
         return out
     }
 
@@ -103,6 +107,26 @@ public enum TimelineExport {
         return cues
     }
 
+    /// ``cues(_:origin:)`` made writable as subtitles, whose times cannot be negative: a cue
+    /// that ends at or before 0 s is left out, one that starts before 0 s starts at 0 s instead
+    /// (a subtitle writer would otherwise clamp both ends to 0 and write a cue of no length).
+    /// - Returns: the cues, and one line for each cue left out or moved (its text and times).
+    public static func subtitleCues(_ rows: [TimelineRow], origin: Double? = nil) -> (cues: [Cue], warnings: [String]) {
+        var kept: [Cue] = [], warnings: [String] = []
+        for cue in cues(rows, origin: origin) {
+            let span = String(format: "%.3f–%.3f s", cue.start, cue.end)
+            if cue.end <= 0 {
+                warnings.append("cue \"\(cue.text)\" at \(span) is before the time line's 0 s; left out")
+            } else if cue.start < 0 {
+                warnings.append("cue \"\(cue.text)\" at \(span) starts before 0 s; it starts at 0 s")
+                kept.append(Cue(start: 0, end: cue.end, text: cue.text))
+            } else {
+                kept.append(cue)
+            }
+        }
+        return (kept, warnings)
+    }
+
     /// The cue text for a row: `"<title> – <material_id> (marker)"`.
     ///
     /// The label is the `title` field, else the `campaign` field (strings only); the id is
@@ -119,13 +143,13 @@ public enum TimelineExport {
         return String(text.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : Character($0) })
     }
 
-    /// SubRip text of ``cues(_:origin:)`` (``CueWriter/srt(_:)``).
+    /// SubRip text of ``subtitleCues(_:origin:)`` (``CueWriter/srt(_:)``): no cue before 0 s.
     public static func srt(_ rows: [TimelineRow], origin: Double? = nil) -> String {
-        CueWriter.srt(cues(rows, origin: origin))
+        CueWriter.srt(subtitleCues(rows, origin: origin).cues)
     }
 
-    /// WebVTT text of ``cues(_:origin:)`` (``CueWriter/webVTT(_:)``).
+    /// WebVTT text of ``subtitleCues(_:origin:)`` (``CueWriter/webVTT(_:)``): no cue before 0 s.
     public static func vtt(_ rows: [TimelineRow], origin: Double? = nil) -> String {
-        CueWriter.webVTT(cues(rows, origin: origin))
+        CueWriter.webVTT(subtitleCues(rows, origin: origin).cues)
     }
 }

@@ -374,4 +374,17 @@ final class AnnotationReaderTests: XCTestCase {
         XCTAssertEqual(vtt.annotations, expected)
         XCTAssertEqual(vtt.warnings, [])
     }
+
+    /// Issue 40 item 10: an ASS line whose `{` is never closed kept its text hidden as an
+    /// override block (an empty cue). It is text, as renderers show it, with a warning.
+    func testASSUnclosedBraceIsTextWithAWarning() throws {
+        let ass = "[Script Info]\nScriptType: v4.00+\n\n[Events]\n"
+            + "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
+            + "Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\an8}Top {oops and more\n"
+            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\i1}Closed{\\i0} line\n"
+        let r = try parse(ass, name: "in.ass")
+        XCTAssertEqual(r.annotations, [Annotation(start: 1, end: 2, text: "Top {oops and more"),
+                                       Annotation(start: 3, end: 4, text: "Closed line")])
+        XCTAssertEqual(r.warnings, ["in.ass:6: a '{' without its '}' is kept as text (not an override block)"])
+    }
 }

@@ -484,4 +484,26 @@ final class ActivityTimelineTests: XCTestCase {
         XCTAssertEqual(TimelineExport.cues(iso, origin: 1_714_564_790).first?.start, 10)
         XCTAssertEqual(TimelineExport.cues([]), [])
     }
+
+    /// Issue 40 item 10: `timeline merge --format srt` wrote a cue of no length at 0 s for an
+    /// activity before the time line's 0 s. Such a cue is left out, one that straddles 0 s starts
+    /// there, each with a warning; the JSON lists the warnings after the rows.
+    func testSubtitleCuesBeforeZeroAreLeftOutOrMovedWithWarnings() {
+        var timeline = ActivityTimeline()
+        for line in [#"{"event":"segment.started","activity_id":"a1","material_id":"m1","time":-5}"#,
+                     #"{"event":"segment.ended","activity_id":"a1","material_id":"m1","time":-2}"#,
+                     #"{"event":"segment.started","activity_id":"a2","material_id":"m2","time":-1}"#,
+                     #"{"event":"segment.ended","activity_id":"a2","material_id":"m2","time":2}"#,
+                     #"{"event":"segment.started","activity_id":"a3","material_id":"m3","time":3}"#,
+                     #"{"event":"segment.ended","activity_id":"a3","material_id":"m3","time":7}"#] {
+            _ = timeline.apply(payload(line))
+        }
+        let (cues, warnings) = TimelineExport.subtitleCues(timeline.rows)
+        XCTAssertEqual(cues, [Cue(start: 0, end: 2, text: "m2"), Cue(start: 3, end: 7, text: "m3")])
+        XCTAssertEqual(warnings, ["cue \"m1\" at -5.000–-2.000 s is before the time line's 0 s; left out",
+                                  "cue \"m2\" at -1.000–2.000 s starts before 0 s; it starts at 0 s"])
+        XCTAssertEqual(TimelineExport.srt(timeline.rows), "1\n00:00:00,000 --> 00:00:02,000\nm2\n\n2\n00:00:03,000 --> 00:00:07,000\nm3\n\n")
+        XCTAssertTrue(TimelineExport.json(timeline.rows, warnings: ["w"]).hasSuffix(#"],"warnings":["w"]}"#))
+        XCTAssertTrue(TimelineExport.json(timeline.rows).hasSuffix("]}"))
+    }
 }
