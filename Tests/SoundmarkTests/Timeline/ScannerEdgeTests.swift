@@ -185,11 +185,12 @@ final class ScannerSpotTests: XCTestCase {
 
     /// A `seconds` spot of battle (from 10 s), catalogued alone, mixed `db` dB under 30 s of
     /// chipdisko (not in the catalog) from 12 s.
-    private func spotScan(seconds: Double, db: Double, options: ScanOptions = ScanOptions()) throws -> [Segment] {
+    /// `catalogued`: seconds of battle (from 10 s) in the catalog, the spot's own length when `nil`.
+    private func spotScan(seconds: Double, db: Double, catalogued: Double? = nil, options: ScanOptions = ScanOptions()) throws -> [Segment] {
         let battle = try TestSupport.referenceSamples("wesnoth-battle")
         let spot = Array(battle[(10 * rate)..<(10 * rate + Int(seconds * Double(rate)))])
         let generator = SignatureGenerator(configuration: Configuration(), role: .reference)
-        generator.append(spot)
+        generator.append(Array(battle[(10 * rate)..<(10 * rate + Int((catalogued ?? seconds) * Double(rate)))]))
         let index = CatalogIndex(configuration: Configuration(),
                                  items: [(MediaItem(id: "spot"), generator.signature()),
                                          (MediaItem(id: "wesnoth-knolls"), try TestSupport.referenceSignature("wesnoth-knolls"))])
@@ -217,14 +218,17 @@ final class ScannerSpotTests: XCTestCase {
         }
     }
 
-    /// Spots down to 3 s are found; `minimumDuration` drops them for users who want fewer,
-    /// surer segments.
+    /// Spots down to 3 s are found; `minimumDuration` drops partial plays shorter than it for
+    /// users who want fewer, surer segments, never a complete play of a short reference (a 3 s
+    /// spot played whole stays at a minimum of 4 s; 3 s of an 8 s reference go).
     func testThreeSecondSpotAndMinimumDuration() throws {
         let segments = try spotScan(seconds: 3, db: 6)
         XCTAssertEqual(segments.map(\.item.id), ["spot"])
         var options = ScanOptions()
         options.minimumDuration = 4
-        XCTAssertEqual(try spotScan(seconds: 3, db: 6, options: options).map(\.item.id), [])
+        XCTAssertEqual(try spotScan(seconds: 3, db: 6, options: options).map(\.item.id), ["spot"])
+        XCTAssertEqual(try spotScan(seconds: 3, db: 6, catalogued: 8).map(\.item.id), ["spot"])
+        XCTAssertEqual(try spotScan(seconds: 3, db: 6, catalogued: 8, options: options).map(\.item.id), [])
     }
 }
 
