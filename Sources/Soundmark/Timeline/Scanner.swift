@@ -1764,11 +1764,8 @@ public final class Scanner {
     /// ``boundary(_:_:)`` looks apart).
     static let liveNeighbourSeconds = 1.0
 
-    /// `scan`'s decision over `segments`: ``resolveOverlaps(_:threshold:postings:)`` with this
-    /// scanner's threshold and reference postings, without plays shorter than the minimum
-    /// duration unless they are complete plays (``isCompletePlay(_:)``: a reference shorter than
-    /// the minimum is still found when played whole). `scan` (``finish(recordingDuration:)``) and
-    /// the live events use it alike.
+    /// `scan`'s decision over `segments`: the plays of ``resolve(_:)`` (its partial material
+    /// left aside). `scan` (``finish(recordingDuration:)``) and the live events use it alike.
     private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
 
     /// ``Scanner/resolve(_:threshold:postings:sameRecording:)`` of `segments` with this scan's
