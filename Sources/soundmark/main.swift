@@ -85,13 +85,15 @@ func commandRows(_ specs: [CommandSpec]) -> [String] {
 func topHelp() -> String {
     var lines = ["soundmark \(soundmarkVersion) — offline audio fingerprinting: catalog, identify, scan", "",
                  "usage: soundmark COMMAND [options] ARGS", "", "commands:"] + commandRows(commands)
-    lines += ["", "Run 'soundmark COMMAND --help' for a command's options.",
+    lines += ["", "Run 'soundmark COMMAND --help' (or 'soundmark help COMMAND') for a command's options.",
               "Exit codes: 0 success (identify/scan: something matched), 1 no match or some inputs failed, 2 error."]
     return lines.joined(separator: "\n")
 }
 
 func main() -> Int32 {
-    let args = Array(CommandLine.arguments.dropFirst())
+    var args = Array(CommandLine.arguments.dropFirst())
+    // `soundmark help scan` is `soundmark scan --help`, as git and swift spell it.
+    if args.count > 1 && args[0] == "help" { args = Array(args.dropFirst()) + ["--help"] }
     if args.isEmpty || args == ["--help"] || args == ["-h"] || args == ["help"] {
         print(topHelp())
         return args.isEmpty ? Exit.error : Exit.ok
