@@ -54,7 +54,7 @@ final class LibraryCLITests: XCTestCase {
         let recordings = try XCTUnwrap(shown["recordings"] as? [[String: Any]])
         XCTAssertEqual(recordings.count, 1)
         XCTAssertEqual(recordings.first?["name"] as? String, copy)
-        XCTAssertEqual(recordings.first?["airings"] as? Int, 4)
+        XCTAssertEqual(recordings.first?["airingCount"] as? Int, 4)
 
         r = try run(["library", "list", "--library", library, "--format", "csv"])
         XCTAssertEqual(r.status, 0, r.err)
@@ -145,7 +145,7 @@ final class LibraryCLITests: XCTestCase {
         let recordings = try XCTUnwrap(shown["recordings"] as? [[String: Any]])
         XCTAssertEqual(recordings.count, 1, r.out)
         XCTAssertEqual(recordings.first?["name"] as? String, recording)
-        XCTAssertEqual(recordings.first?["airings"] as? Int, 4)
+        XCTAssertEqual(recordings.first?["airingCount"] as? Int, 4)
     }
 
     /// Runs the binary with standard input read from `file`.
