@@ -110,17 +110,17 @@ func parse(_ args: [String], for spec: CommandSpec) throws -> ParsedArguments {
 
 /// Help text of one command.
 func helpText(_ spec: CommandSpec) -> String {
-    var lines = ["usage: soundmark \(spec.words.joined(separator: " ")) [options] \(spec.usage)", "", spec.summary]
+    let usage = ["usage: soundmark", spec.words.joined(separator: " "), "[options]", spec.usage].filter { !$0.isEmpty }
+    var lines = [usage.joined(separator: " "), "", spec.summary]
     if !spec.details.isEmpty { lines += ["", spec.details] }
-    if !spec.options.isEmpty {
-        lines += ["", "options:"]
-        for o in spec.options {
-            let head = "  " + (o.short.map { "-\($0), " } ?? "") + "--\(o.name)" + (o.value.map { " \($0)" } ?? "")
-            lines.append(head.padding(toLength: max(head.count + 2, 28), withPad: " ", startingAt: 0) + o.help)
-        }
-        lines.append("  --help                    show this help")
+    // Every command has an options section, if only --help: a reader looks for it in the same place.
+    lines += ["", "options:"]
+    for o in spec.options {
+        let head = "  " + (o.short.map { "-\($0), " } ?? "") + "--\(o.name)" + (o.value.map { " \($0)" } ?? "")
+        lines.append(head.padding(toLength: max(head.count + 2, 28), withPad: " ", startingAt: 0) + o.help)
     }
-    return lines.joined(separator: "\n")
+    lines.append("  --help                    show this help")
+    return lines.map { $0.replacingOccurrences(of: " +$", with: "", options: .regularExpression) }.joined(separator: "\n")
 }
 
 /// A bound of a numeric option's range as the user types it: `86400`, `0.5`, `-40`.

@@ -877,9 +877,12 @@ let catalogCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "upgrade"], usage: "",
                 summary: "upgrade a catalog written by an older soundmark and (re)build its index file",
                 details: """
-                A catalog of format version 1 gets the version-2 records (one transaction) and its persistent
-                index (CATALOG.index, next to the catalog). On a current catalog it only rebuilds a missing or
-                stale index file.
+                A catalog of an older format version gets the current format's records (one transaction; the
+                current version is the "catalog format" of 'soundmark --version'), its persistent index
+                (CATALOG.index, next to the catalog) and the version features of 'identify/scan --versions',
+                computed from each reference's source file; references whose source is gone are named, with
+                the command that stores them. On a current catalog it only rebuilds a missing or stale index
+                file and computes missing version features.
                 """,
                 options: [catalogOption], positional: 0...0, run: runCatalogUpgrade),
 ]

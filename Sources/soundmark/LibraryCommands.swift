@@ -300,7 +300,7 @@ func runLibraryShow(_ args: ParsedArguments) throws -> Int32 {
     func recordingJSON(_ r: LibraryRecording) -> JSONOutput {
         .object([("digest", .string(r.digest)), ("name", .string(r.name)), ("source", .string(r.source)),
                  ("duration", .seconds(r.duration)), ("wallStart", .optional(r.wallStart.map(isoUTC))),
-                 ("added", .string(isoUTC(r.addedAt))), ("airings", .integer(r.airingCount))])
+                 ("added", .string(isoUTC(r.addedAt))), ("airingCount", .integer(r.airingCount))])
     }
     if args.positional.isEmpty {
         if json {

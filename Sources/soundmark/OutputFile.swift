@@ -123,16 +123,11 @@ func runWritingStandardOutput(to path: String, streamed: Bool, _ body: () throws
     }
     guard fd >= 0 else { throw failure(String(cString: strerror(errno))) }
     defer { close(fd); if let temporary { unlink(temporary) } }
-    fflush(stdout)
-    let saved = dup(STDOUT_FILENO)
-    guard saved >= 0, dup2(fd, STDOUT_FILENO) >= 0 else { throw failure(String(cString: strerror(errno))) }
-    defer {
-        fflush(stdout)
-        dup2(saved, STDOUT_FILENO)
-        close(saved)
+    let status = try withStandardOutput(redirectedTo: fd, failure: failure) { () throws -> Int32 in
+        let status = try body()
+        guard fflush(stdout) == 0 else { throw failure(String(cString: strerror(errno))) }
+        return status
     }
-    let status = try body()
-    guard fflush(stdout) == 0 else { throw failure(String(cString: strerror(errno))) }
     // An error (exit 2) leaves no file; no match or a partly failed batch (exit 1) is still output.
     guard status != Exit.error else { return status }
     lseek(fd, 0, SEEK_SET)
@@ -174,20 +169,37 @@ private func runStreamingStandardOutput(to path: String, _ body: () throws -> In
         done.signal()
     }
     thread.start()
-    fflush(stdout)
-    let saved = dup(STDOUT_FILENO)
-    guard saved >= 0, dup2(writeEnd, STDOUT_FILENO) >= 0 else {
+    let result: Result<Int32, Error>
+    do {
+        // Standard output holds the pipe's only write end once redirected: restoring it ends the copy.
+        result = try withStandardOutput(redirectedTo: writeEnd, failure: failure) { close(writeEnd); return Result { try body() } }
+    } catch {
         close(writeEnd)
         done.wait()
-        throw failure(String(cString: strerror(errno)))
+        throw error
     }
-    close(writeEnd)
-    let result = Result { try body() }
-    fflush(stdout)
-    dup2(saved, STDOUT_FILENO)
-    close(saved)
     done.wait()
     let status = try result.get()
     if copy.error != 0 { throw failure(String(cString: strerror(copy.error))) }
     return status
+}
+
+/// Runs `body` with standard output (file descriptor 1 and `stdout`, flushed before and after)
+/// redirected to `fd`, then puts the original standard output back, whether `body` returns or throws.
+/// - Throws: `failure(reason)` when the redirection cannot be made (`fd` is then left open); what `body` throws.
+private func withStandardOutput<T>(redirectedTo fd: Int32, failure: (String) -> CommandError,
+                                   _ body: () throws -> T) throws -> T {
+    fflush(stdout)
+    let saved = dup(STDOUT_FILENO)
+    guard saved >= 0, dup2(fd, STDOUT_FILENO) >= 0 else {
+        let reason = String(cString: strerror(errno))
+        if saved >= 0 { close(saved) }
+        throw failure(reason)
+    }
+    defer {
+        fflush(stdout)
+        dup2(saved, STDOUT_FILENO)
+        close(saved)
+    }
+    return try body()
 }

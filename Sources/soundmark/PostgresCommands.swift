@@ -137,10 +137,10 @@ func runQueueStatus(_ args: ParsedArguments) throws -> Int32 {
     let counts = states.map { s in (s, jobs.filter { $0.state == s }.count) }
     if args.value("format") == "json" {
         let list = jobs.map { j in
-            JSONOutput.object([("id", .integer(Int(j.id))), ("media", .string(j.media)), ("state", .string(j.state)),
+            JSONOutput.object([("id", .integer(Int(j.id))), ("source", .string(j.media)), ("state", .string(j.state)),
                                ("attempts", .integer(j.attempts)), ("worker", .optional(j.worker)), ("error", .optional(j.error))])
         }
-        print(JSONOutput.object([("counts", .object(counts.map { ($0.0, .integer($0.1)) })), ("jobs", .array(list))]).text)
+        print(versionedJSON([("counts", .object(counts.map { ($0.0, .integer($0.1)) })), ("jobs", .array(list))]).text)
         return Exit.ok
     }
     print(counts.map { "\($0.0) \($0.1)" }.joined(separator: ", "))
@@ -345,7 +345,11 @@ let postgresCommands: [CommandSpec] = [
                           OptionSpec(name: "start-time", value: "ISO-8601", help: "wall-clock time of the recordings' start (airings get wall-clock times)")],
                 positional: 1...Int.max, run: runQueueAdd),
     CommandSpec(words: ["queue", "status"], usage: "", summary: "show pending, running, done and failed jobs with their errors",
-                details: "", options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],
+                details: """
+                Text: the counts per state, then one line per running, failed or retried job (id, state, recording,
+                attempts, worker and lease, error). JSON: {"version":{…},"counts":{"pending","running","done","failed"},
+                "jobs":[{"id","source","state","attempts","worker","error"}]} (docs/schemas/queue-status.schema.json).
+                """, options: [catalogOption, OptionSpec(name: "format", value: "text|json", help: "output format (default: text)")],
                 positional: 0...0, run: runQueueStatus),
     CommandSpec(words: ["queue", "results"], usage: "",
                 summary: "print the scan report of every done job (JSON Lines, job order: what scan --format json prints)",

@@ -67,7 +67,7 @@ func runReportCounts(_ args: ParsedArguments) throws -> Int32 {
     return Exit.ok
 }
 
-let reportOutputOption = outputOption(help: "write the report to FILE instead of stdout (-: stdout)")
+let reportOutputOption = outputOption(help: "write the report to FILE instead of standard output (-: standard output)")
 
 /// The `report …` commands.
 let reportCommands: [CommandSpec] = [

@@ -22,23 +22,37 @@ func warn(_ message: String) {
 /// a warning that affects a result (a truncated file, skipped corrupt data, a clip too short, an
 /// annotation left out) is in the output too, not only on stderr. Inputs are told apart by the
 /// name they were given on the command line; several threads may record at once (decoding and
-/// matching run on threads of their own).
+/// matching run on threads of their own). At most ``keptPerSource`` are kept per input (a monitor
+/// that runs for weeks through gaps and reconnects must not grow without bound): the rest are
+/// counted, and ``take(_:)`` ends with one line saying how many more stderr holds.
 final class InputWarnings: @unchecked Sendable {
     /// The one store of this process.
     static let shared = InputWarnings()
+    /// Warnings kept per input for its JSON report (count): more than a reader goes through, few
+    /// enough that a stream.ended line stays a few kilobytes.
+    static let keptPerSource = 100
     private let lock = NSLock()
     private var bySource: [String: [String]] = [:]
+    private var notKept: [String: Int] = [:]
 
-    /// Keeps `message` (as printed, without the "soundmark: warning: " prefix) for `source`.
+    /// Keeps `message` (as printed, without the "soundmark: warning: " prefix) for `source`, or
+    /// counts it when `source` already has ``keptPerSource``.
     func record(_ source: String, _ message: String) {
         lock.lock(); defer { lock.unlock() }
-        bySource[source, default: []].append(displayingServers(message))
+        if bySource[source, default: []].count < Self.keptPerSource {
+            bySource[source, default: []].append(displayingServers(message))
+        } else {
+            notKept[source, default: 0] += 1
+        }
     }
 
-    /// The warnings kept for `source`, in the order they were said, and forgets them.
+    /// The warnings kept for `source`, in the order they were said, then "N more warning(s) on
+    /// stderr" when some were only counted; and forgets them.
     func take(_ source: String) -> [String] {
         lock.lock(); defer { lock.unlock() }
-        return bySource.removeValue(forKey: source) ?? []
+        let kept = bySource.removeValue(forKey: source) ?? []
+        guard let more = notKept.removeValue(forKey: source) else { return kept }
+        return kept + ["\(more) more warning(s) on stderr"]
     }
 }
 
@@ -85,13 +99,15 @@ func commandRows(_ specs: [CommandSpec]) -> [String] {
 func topHelp() -> String {
     var lines = ["soundmark \(soundmarkVersion) — offline audio fingerprinting: catalog, identify, scan", "",
                  "usage: soundmark COMMAND [options] ARGS", "", "commands:"] + commandRows(commands)
-    lines += ["", "Run 'soundmark COMMAND --help' for a command's options.",
+    lines += ["", "Run 'soundmark COMMAND --help' (or 'soundmark help COMMAND') for a command's options.",
               "Exit codes: 0 success (identify/scan: something matched), 1 no match or some inputs failed, 2 error."]
     return lines.joined(separator: "\n")
 }
 
 func main() -> Int32 {
-    let args = Array(CommandLine.arguments.dropFirst())
+    var args = Array(CommandLine.arguments.dropFirst())
+    // `soundmark help scan` is `soundmark scan --help`, as git and swift spell it.
+    if args.count > 1 && args[0] == "help" { args = Array(args.dropFirst()) + ["--help"] }
     if args.isEmpty || args == ["--help"] || args == ["-h"] || args == ["help"] {
         print(topHelp())
         return args.isEmpty ? Exit.error : Exit.ok

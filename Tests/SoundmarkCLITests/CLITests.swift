@@ -36,6 +36,10 @@ final class CLITests: XCTestCase {
         try run(try binary(), arguments)
     }
 
+    private func soundmark(_ arguments: [String]) throws -> Result {
+        try run(try binary(), arguments)
+    }
+
     private func ffmpeg(_ arguments: [String], output: String) throws {
         let path = "/usr/bin/ffmpeg"
         guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("no ffmpeg CLI") }
@@ -94,6 +98,24 @@ final class CLITests: XCTestCase {
         for option in ["--catalog FILE", "--format", "--threshold", "--stream"] {
             XCTAssertTrue(identifyHelp.stdout.contains(option), "identify --help lacks \(option)")
         }
+
+        // Every command's help, from the list the top help prints: 'help WORDS' is 'WORDS --help', each has
+        // an options section (catalog copy had none), no line ends in a space ('catalog upgrade''s usage
+        // did), and standard output is called that, as everywhere else.
+        let rows = help.stdout.components(separatedBy: "\n").drop { $0 != "commands:" }.dropFirst().prefix { !$0.isEmpty }
+        XCTAssertGreaterThan(rows.count, 20)
+        for row in rows {
+            let words = row.trimmingCharacters(in: .whitespaces).components(separatedBy: "  ")[0].components(separatedBy: " ")
+            let text = try soundmark(words + ["--help"])
+            XCTAssertEqual(text.status, 0, words.joined(separator: " "))
+            XCTAssertEqual(try soundmark(["help"] + words).stdout, text.stdout, words.joined(separator: " "))
+            XCTAssertTrue(text.stdout.hasPrefix("usage: soundmark \(words.joined(separator: " ")) [options]"), text.stdout)
+            XCTAssertTrue(text.stdout.contains("\noptions:\n"), "\(words) --help has no options section")
+            XCTAssertTrue(text.stdout.contains("\n  --help                    show this help"), text.stdout)
+            XCTAssertFalse(text.stdout.components(separatedBy: "\n").contains { $0.hasSuffix(" ") }, "\(words) --help: a line ends in a space")
+            XCTAssertFalse(text.stdout.contains("stdout"), "\(words) --help says stdout")
+        }
+        XCTAssertFalse(try soundmark("catalog", "upgrade", "--help").stdout.contains("format version 1"))
 
         assertOneLineError(try soundmark("frobnicate", "x"), naming: "frobnicate")
         assertOneLineError(try soundmark("catalog", "frobnicate"), naming: nil)

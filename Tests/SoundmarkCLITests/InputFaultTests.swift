@@ -86,6 +86,23 @@ final class InputFaultTests: XCTestCase {
 
     // MARK: - 1. one-character catalog paths
 
+    /// An M4A whose index (moov atom) follows the audio, ffmpeg's default, cannot be read from a
+    /// pipe: the error says why and what to do, not only FFmpeg's "Invalid data found"; the same
+    /// file given by its path reads.
+    func testAnM4AWithItsIndexLastOnStandardInputSaysWhy() throws {
+        let wav = try tone("late-index.wav", seed: 5, seconds: 12)
+        let m4a = path("late-index.m4a")
+        XCTAssertEqual(try run("/usr/bin/ffmpeg", ["-hide_banner", "-nostdin", "-loglevel", "error", "-y", "-i", wav, "-c:a", "aac", m4a]).status, 0)
+        let catalog = path("late-index.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, wav).status, 0)
+        let piped = try run("/bin/sh", ["-c", "exec \"$0\" identify --catalog \"$1\" - < \"$2\"", try binary(), catalog, m4a])
+        XCTAssertEqual(piped.status, 2)
+        XCTAssertEqual(piped.stderr, "soundmark: <stdin>: read failed: Invalid data found when processing input; an MP4/M4A/MOV whose "
+                       + "index (moov atom) follows the audio cannot be read from a pipe: give its path, or rewrite it with "
+                       + "'ffmpeg -i IN -c copy -movflags +faststart OUT'\n")
+        XCTAssertEqual(try soundmark("identify", "--catalog", catalog, m4a).status, 0)
+    }
+
     func testOneCharacterCatalogPathsWork() throws {
         let media = try tone("one.wav", seed: 1)
         for name in ["-", "a", "~"] {

@@ -54,7 +54,7 @@ final class LibraryCLITests: XCTestCase {
         let recordings = try XCTUnwrap(shown["recordings"] as? [[String: Any]])
         XCTAssertEqual(recordings.count, 1)
         XCTAssertEqual(recordings.first?["name"] as? String, copy)
-        XCTAssertEqual(recordings.first?["airings"] as? Int, 4)
+        XCTAssertEqual(recordings.first?["airingCount"] as? Int, 4)
 
         r = try run(["library", "list", "--library", library, "--format", "csv"])
         XCTAssertEqual(r.status, 0, r.err)
@@ -145,7 +145,7 @@ final class LibraryCLITests: XCTestCase {
         let recordings = try XCTUnwrap(shown["recordings"] as? [[String: Any]])
         XCTAssertEqual(recordings.count, 1, r.out)
         XCTAssertEqual(recordings.first?["name"] as? String, recording)
-        XCTAssertEqual(recordings.first?["airings"] as? Int, 4)
+        XCTAssertEqual(recordings.first?["airingCount"] as? Int, 4)
     }
 
     /// Runs the binary with standard input read from `file`.
@@ -290,6 +290,10 @@ final class LibraryCLITests: XCTestCase {
         var r = try run(["library", "list", "--library", Self.work.appendingPathComponent("missing.db").path])
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.err.hasSuffix("missing.db: cannot read library: no such file\n"), r.err)
+        // A file SQLite cannot create (/proc takes no new files, even for root): SQLite's reason, no Swift enum case.
+        r = try run(["scan", "--catalog", catalog, "--library", "/proc/soundmark-library.db", Self.samples.appendingPathComponent("clip.mp3").path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.err, "soundmark: /proc/soundmark-library.db: cannot read library: unable to open database file\n")
         // A catalog is not a library, and is left as it was.
         let before = try Data(contentsOf: URL(fileURLWithPath: catalog))
         r = try run(["scan", "--catalog", catalog, "--library", catalog, Self.samples.appendingPathComponent("clip.mp3").path])

@@ -473,6 +473,17 @@ final class PostgresCLITests: XCTestCase {
         r = try run(["queue", "status", "--catalog", uri])
         XCTAssertTrue(r.out.contains("failed 1"), r.out)
         XCTAssertTrue(r.out.contains("bad.mp3"), r.out)
+        // The JSON: versioned, the recording as `source` (one vocabulary), and its schema holds.
+        r = try run(["queue", "status", "--catalog", uri, "--format", "json"])
+        let status = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any], r.err)
+        XCTAssertEqual(status["counts"] as? [String: Int], ["pending": 0, "running": 0, "done": 2, "failed": 1])
+        XCTAssertEqual((status["jobs"] as? [[String: Any]])?.compactMap { $0["source"] as? String }, media + [bad])
+        let statusFile = work.appendingPathComponent("queue-status.json").path
+        try Data(r.out.utf8).write(to: URL(fileURLWithPath: statusFile))
+        let check = try CLISupport.run("/usr/bin/env", ["python3", CLISupport.root.appendingPathComponent("scripts/validate-json.py").path,
+                                                        CLISupport.root.appendingPathComponent("docs/schemas").path,
+                                                        "queue-status=\(statusFile)"], in: work)
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
         // A tester's example: a folder was queued as one job that failed ("is a directory").
         // Its media files are queued; a folder without any is refused.
         let folder = work.appendingPathComponent("incoming-\(UUID().uuidString)")

@@ -449,6 +449,16 @@ public final class MediaDecoder {
         try decode(packet: packet)
     }
 
+    /// "; …" advice for an MP4/M4A/MOV read from standard input that fails before its first packet:
+    /// its index (the `moov` atom) comes after the audio, and a pipe cannot be rewound to it. Empty
+    /// for any other input.
+    private var pipedMP4Hint: String {
+        guard standardInput != nil, let name = formatContext?.pointee.iformat?.pointee.name,
+              String(cString: name).split(separator: ",").contains("mp4") else { return "" }
+        return "; an MP4/M4A/MOV whose index (moov atom) follows the audio cannot be read from a pipe: "
+            + "give its path, or rewrite it with 'ffmpeg -i IN -c copy -movflags +faststart OUT'"
+    }
+
     private func endOfInput(readError: Int32) throws {
         if readError == soundmark_averror(ENOMEM) {
             throw MediaDecodingError.readFailed(path: source, reason: "out of memory")
@@ -459,7 +469,7 @@ public final class MediaDecoder {
                                          || readError == soundmark_averror_exit())
             if packetsDecoded == 0 && samplesProduced == 0 && pending.isEmpty && !quietEnd {
                 finished = true
-                throw MediaDecodingError.readFailed(path: source, reason: MediaDecoder.errorString(readError))
+                throw MediaDecodingError.readFailed(path: source, reason: MediaDecoder.errorString(readError) + pipedMP4Hint)
             }
             if !quietEnd {
                 warn("input ended early at \(positionString()): \(MediaDecoder.errorString(readError))")

@@ -284,6 +284,9 @@ public final class Library {
             }
         } catch let error as LibraryError {
             throw error
+        } catch SoundmarkError.catalogUnreadable(_, let why) {
+            // The SQLite file itself would not open (the same opener serves catalogs): its reason, said of the library.
+            throw LibraryError.unreadable(path: path, reason: why)
         } catch {
             let text = "\(error)"
             throw LibraryError.unreadable(path: path, reason: text.contains("not a database") ? "not a soundmark library" : text)
