@@ -29,7 +29,8 @@ import Foundation
 /// the stored form of ``CueMarkup``: WebVTT cue settings as a `{vtt …}` block before the text
 /// (STYLE and REGION blocks are not stored: a warning says so); ASS event text as the ASS
 /// parser describes (override blocks kept, the event's style and speaker as override tags and
-/// a `<v Name>` voice; named styles and PlayResX/Y themselves are not stored: a warning says so).
+/// a `<v Name>` voice, coordinates rescaled to 384×288; named styles themselves are not stored:
+/// a warning says so).
 ///
 /// Anything skipped — unparseable timing, end before start, lines outside any cue, blocks
 /// without timing, malformed JSON entries — is reported in ``AnnotationImport/warnings`` as
@@ -857,9 +858,10 @@ extension AnnotationReader {
         /// `[V4+ Styles]` or `[V4 Styles]`) is carried as override tags at the start of its text:
         /// alignment (unless the text sets its own `\an`), bold, italic, underline, strike-out
         /// and a primary colour other than white; its `Name` (the speaker) as a WebVTT voice
-        /// `<v Name>` before them. What is not stored — the styles' fonts, sizes, outlines and margins, and
-        /// the script's PlayResX/Y that `\pos`-like coordinates refer to — is said in one
-        /// warning each. `Comment:` events and other sections are skipped silently; a bad
+        /// `<v Name>` before them. Coordinates and font sizes in override blocks are rescaled from the
+        /// script's PlayResX/Y to the 384×288 that soundmark's ASS output (and SubRip players)
+        /// use (``rescaled(_:_:)``). What is not stored — the named styles' fonts, sizes,
+        /// outlines and margins, and drawings in another PlayRes — is said in one warning each. `Comment:` events and other sections are skipped silently; a bad
         /// timing is reported with its line number.
         static func parse(_ lines: [String], name: String) -> AnnotationImport {
             var annotations: [Annotation] = []
@@ -871,7 +873,7 @@ extension AnnotationReader {
                                "outline", "shadow", "alignment", "marginl", "marginr", "marginv", "encoding"]
             var styles: [String: String] = [:]  // name: override block carrying it
             var playRes = (x: "", y: "")
-            var comments = 0, positioned = false
+            var comments = 0, drawn = false
             var named: [String] = []  // styles other than Default that events use
             for (i, raw) in lines.enumerated() {
                 let line = raw.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
@@ -929,9 +931,9 @@ extension AnnotationReader {
                 if unclosedBrace(text) {
                     warnings.append("\(name):\(i + 1): a '{' without its '}' is kept as text (not an override block)")
                 }
-                let (body, commentCount) = stored(text)
+                let (body, commentCount, drawing) = stored(text, scale: scale(playRes))
                 comments += commentCount
-                positioned = positioned || ["\\pos(", "\\move(", "\\org(", "\\clip(", "\\iclip("].contains { body.contains($0) }
+                drawn = drawn || drawing
                 let styleName = fields.firstIndex(of: "style").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""
                 if styleName.lowercased() != "default", styles[styleName] != nil, !named.contains(styleName) { named.append(styleName) }
                 var style = styles[styleName] ?? ""
@@ -947,9 +949,9 @@ extension AnnotationReader {
                 warnings.append("\(name): named styles are not stored (\(named.joined(separator: ", "))): each event keeps its style's alignment, "
                                 + "bold, italic, underline, strike-out and colour as override tags, not its font, size, outline or margins")
             }
-            if positioned, !playRes.x.isEmpty || !playRes.y.isEmpty, playRes != ("384", "288") {
-                warnings.append("\(name): PlayResX/Y \(playRes.x)×\(playRes.y) is not stored: \\pos and other coordinates are kept as written, "
-                                + "and soundmark's ASS output is 384×288")
+            if drawn {
+                warnings.append("\(name): drawings (\\p) and vector clips are kept in this script's PlayResX/Y \(playRes.x)×\(playRes.y), "
+                                + "not rescaled to soundmark's 384×288")
             }
             return AnnotationImport(annotations: annotations, warnings: warnings)
         }
@@ -973,6 +975,55 @@ extension AnnotationReader {
             return "{" + tags + "}"
         }
 
+        /// The PlayRes soundmark writes and SubRip players assume (FFmpeg's ASS default), pixels.
+        static let outputPlayRes = (x: 384.0, y: 288.0)
+
+        /// The factors from a script's PlayResX/Y (as written; one missing follows from the other
+        /// as libass does: 4:3, or 1280×1024) to ``outputPlayRes``, or nil when they are 1.
+        static func scale(_ playRes: (x: String, y: String)) -> (x: Double, y: Double)? {
+            var x = Double(playRes.x).flatMap { $0 > 0 ? $0 : nil }, y = Double(playRes.y).flatMap { $0 > 0 ? $0 : nil }
+            if x == nil, let y { x = y == 1024 ? 1280 : y * 4 / 3 }
+            if y == nil, let x { y = x == 1280 ? 1024 : x * 3 / 4 }
+            guard let x, let y, x != outputPlayRes.x || y != outputPlayRes.y else { return nil }
+            return (outputPlayRes.x / x, outputPlayRes.y / y)
+        }
+
+        /// An override block with its coordinates (`\pos`, `\move`, `\org`, rectangular
+        /// `\clip`/`\iclip`) and font sizes (`\fs`) multiplied by `scale`, and whether it holds
+        /// a drawing (`\p1`) or vector clip, which are kept as written.
+        static func rescaled(_ block: String, _ scale: (x: Double, y: Double)) -> (block: String, drawing: Bool) {
+            var changed = false, drawing = false
+            func number(_ v: Double) -> String {
+                var t = String(format: "%.2f", v)
+                while t.hasSuffix("0") { t.removeLast() }
+                if t.hasSuffix(".") { t.removeLast() }
+                return t
+            }
+            let tags = CueMarkup.overrideTags(String(block.dropFirst().dropLast())).map { tag -> String in
+                var argument = tag.argument
+                switch tag.name {
+                case "pos", "org", "move", "clip", "iclip":
+                    let inside = argument.hasPrefix("(") && argument.hasSuffix(")") ? String(argument.dropFirst().dropLast()) : argument
+                    let values = inside.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    let counts = ["pos": [2], "org": [2], "move": [4, 6], "clip": [4], "iclip": [4]][tag.name] ?? []
+                    guard counts.contains(values.count), values.allSatisfy({ $0 != nil }) else {
+                        if tag.name.hasSuffix("clip") { drawing = true }
+                        break
+                    }
+                    let scaled = values.enumerated().map { i, v in i < 4 ? number(v! * (i % 2 == 0 ? scale.x : scale.y)) : number(v!) }
+                    argument = "(" + scaled.joined(separator: ",") + ")"
+                    changed = true
+                case "fs":
+                    if let v = Double(argument) { argument = number(v * scale.y); changed = true }
+                case "p":
+                    if argument != "0" { drawing = true }
+                default: break
+                }
+                return "\\" + tag.name + argument
+            }
+            return (changed ? "{" + tags.joined() + "}" : block, drawing)
+        }
+
         /// Whether `text` has a `{` that no `}` closes (read as text by ``stored(_:)``, as
         /// renderers do, rather than hiding the rest of the line).
         static func unclosedBrace(_ text: String) -> Bool {
@@ -983,15 +1034,21 @@ extension AnnotationReader {
         /// Event text as stored: override blocks `{\…}` as they are, comment blocks left out
         /// (and counted), `\N`/`\n` as line breaks and `\h` as U+00A0 outside blocks. A `{`
         /// with no `}` after it is text, not the start of a block.
-        static func stored(_ text: String) -> (text: String, comments: Int) {
+        static func stored(_ text: String, scale: (x: Double, y: Double)? = nil) -> (text: String, comments: Int, drawing: Bool) {
             var out = ""
-            var comments = 0
+            var comments = 0, drawing = false
             var i = text.startIndex
             while i < text.endIndex {
                 let c = text[i]
                 let next = text.index(after: i)
                 if c == "{", let close = text[next...].firstIndex(of: "}") {
-                    if next < close, text[next] == "\\" { out += text[i...close] } else { comments += 1 }
+                    if next < close, text[next] == "\\" {
+                        let block = scale.map { rescaled(String(text[i...close]), $0) } ?? (block: String(text[i...close]), drawing: false)
+                        out += block.block
+                        drawing = drawing || block.drawing
+                    } else {
+                        comments += 1
+                    }
                     i = text.index(after: close)
                     continue
                 }
@@ -1003,7 +1060,7 @@ extension AnnotationReader {
                 out.append(c)
                 i = next
             }
-            return (out, comments)
+            return (out, comments, drawing)
         }
     }
 }

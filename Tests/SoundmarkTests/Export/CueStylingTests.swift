@@ -124,20 +124,19 @@ final class CueStylingTests: XCTestCase {
 
             """.utf8), name: "in.ass")
         let first = "<v Bob>{\\an8\\i1\\c&H00FFFF&}Opening — the knolls\nat dawn"
-        let second = "{\\fad(200,200)\\pos(960,100)}Strings {\\i1}enter{\\i0}"
+        let second = "{\\fad(200,200)\\pos(192,26.67)}Strings {\\i1}enter{\\i0}"
         XCTAssertEqual(read.annotations.map(\.text), [first, second, "{\\i1\\c&H00FFFF&}{\\an1}Low left"])
         XCTAssertEqual(read.warnings, [
             "in.ass: 1 comment block(s) {…} left out (ASS never shows them)",
             "in.ass: named styles are not stored (Top): each event keeps its style's alignment, bold, italic, underline, "
                 + "strike-out and colour as override tags, not its font, size, outline or margins",
-            "in.ass: PlayResX/Y 1920×1080 is not stored: \\pos and other coordinates are kept as written, and soundmark's ASS output is 384×288",
         ])
 
         let cues = [Cue(start: 1, end: 2.5, text: first), Cue(start: 3, end: 4, text: second)]
         let ass = StylingLoss(format: "ASS")
         XCTAssertEqual(CueWriter.ass(cues, loss: ass), assHeader
             + "Dialogue: 0,0:00:01.00,0:00:02.50,Default,Bob,0,0,0,,{\\an8\\i1\\c&H00FFFF&}Opening — the knolls\\Nat dawn\n"
-            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\fad(200,200)\\pos(960,100)}Strings {\\i1}enter{\\i0}\n")
+            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\fad(200,200)\\pos(192,26.67)}Strings {\\i1}enter{\\i0}\n")
         XCTAssertEqual(ass.messages, [])
 
         let vtt = StylingLoss(format: "WebVTT")
@@ -155,6 +154,32 @@ final class CueStylingTests: XCTestCase {
             """)
         XCTAssertEqual(vtt.messages, ["ASS override \\fad has no WebVTT form: dropped from 1 cue(s)",
                                       "ASS override \\pos has no WebVTT form: dropped from 1 cue(s)"])
+    }
+
+    /// Coordinates and font sizes are in the script's PlayResX/Y; soundmark's ASS output (and
+    /// SubRip players) use 384×288, so they are rescaled; drawings are kept with a warning.
+    func testASSCoordinatesAreRescaledToTheOutputPlayRes() throws {
+        func read(_ scriptInfo: String, _ text: String) throws -> AnnotationImport {
+            try AnnotationReader.parse(Data("""
+                [Script Info]
+                \(scriptInfo)
+                [Events]
+                Format: Start, End, Text
+                Dialogue: 0:00:01.00,0:00:02.00,\(text)
+
+                """.utf8), name: "p.ass")
+        }
+        let text = "{\\an7\\pos(960,540)\\fs72}Middle{\\move(0,0,1920,1080,0,500)\\org(1,1)\\clip(0,0,960,540)}"
+        XCTAssertEqual(try read("PlayResX: 1920\nPlayResY: 1080", text).annotations.map(\.text),
+                       ["{\\an7\\pos(192,144)\\fs19.2}Middle{\\move(0,0,384,288,0,500)\\org(0.2,0.27)\\clip(0,0,192,144)}"])
+        // PlayResY alone: PlayResX follows at 4:3 (libass); 384×288 itself or none: as written.
+        XCTAssertEqual(try read("PlayResY: 576", "{\\pos(384,288)}x").annotations.map(\.text), ["{\\pos(192,144)}x"])
+        XCTAssertEqual(try read("PlayResX: 384\nPlayResY: 288", text).annotations.map(\.text), [text])
+        XCTAssertEqual(try read("Title: none", text).annotations.map(\.text), [text])
+        let drawing = try read("PlayResX: 1920\nPlayResY: 1080", "{\\p1}m 0 0 l 100 0 100 100{\\p0}")
+        XCTAssertEqual(drawing.annotations.map(\.text), ["{\\p1}m 0 0 l 100 0 100 100{\\p0}"])
+        XCTAssertEqual(drawing.warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's PlayResX/Y 1920×1080, "
+                                          + "not rescaled to soundmark's 384×288"])
     }
 
     // MARK: text that is not markup
