@@ -93,6 +93,30 @@ public enum CueMarkup {
         }.joined(separator: " ")
     }
 
+    /// `text` with each WebVTT timestamp tag (`<00:00:03.000>`, reference time) moved by
+    /// `map` (into recording time) and written `<hh:mm:ss.mmm>`; everything else unchanged.
+    public static func retimingTimestamps(_ text: String, _ map: (Double) -> Double) -> String {
+        guard text.contains("<") else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let parts = pieces(String(line))
+            guard parts.contains(where: { if case .tag(let t) = $0 { return t.name == "timestamp" } else { return false } }) else {
+                return String(line)
+            }
+            return parts.map { piece -> String in
+                switch piece {
+                case .text(let t): return t
+                case .override(_, let raw): return raw
+                case .settings(let v): return settingsPrefix + v + "}"
+                case .tag(let tag):
+                    guard tag.name == "timestamp", let t = AnnotationReader.TimingParser.timestamp(tag.raw.dropFirst().dropLast()) else {
+                        return tag.raw
+                    }
+                    return "<" + CueWriter.clock(map(t), separator: ".") + ">"
+                }
+            }.joined()
+        }.joined(separator: "\n")
+    }
+
     /// Whether `text` holds any markup.
     static func hasMarkup(_ text: String) -> Bool {
         AnnotationReader.LineSplitter.split(text).contains { line in

@@ -182,6 +182,14 @@ final class CueStylingTests: XCTestCase {
                                           + "not rescaled to soundmark's 384×288"])
     }
 
+    /// WebVTT timestamp tags (karaoke) are reference times: re-timing moves them with the cue.
+    func testTimestampTagsAreRetimed() {
+        let text = "{vtt line:0}<c.yellow>Ka</c><00:00:03.250>ra<00:03.500>o\nke {\\an8} <1> <00:03.5>"
+        XCTAssertEqual(CueMarkup.retimingTimestamps(text) { $0 - 1.5 },
+                       "{vtt line:0}<c.yellow>Ka</c><00:00:01.750>ra<00:00:02.000>o\nke {\\an8} <1> <00:03.5>")
+        XCTAssertEqual(CueMarkup.retimingTimestamps("no tags <1>") { $0 + 1 }, "no tags <1>")
+    }
+
     // MARK: text that is not markup
 
     /// A title `Track <1>` lost its `<1>` in ASS and Audacity output: only recognised tags are markup.
