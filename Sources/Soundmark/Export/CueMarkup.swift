@@ -160,11 +160,15 @@ public enum CueMarkup {
         return out
     }
 
-    /// Length of a recognised tag starting at `i` (a WebVTT tag, a SubRip `<font>` or `<s>`), else nil.
+    /// SubRip's simple tags, recognised in either case (`<I>` too, as SubRip players do).
+    static let subRipTags: Set<String> = ["<i>", "</i>", "<b>", "</b>", "<u>", "</u>", "<s>", "</s>"]
+
+    /// Length of a recognised tag starting at `i` (a WebVTT tag, a SubRip `<font>`, or `<i>`
+    /// `<b>` `<u>` `<s>` in either case), else nil.
     static func tagLength(_ s: [Unicode.Scalar], _ i: Int) -> Int? {
         if let n = CueWriter.tagLength(s, i) { return n }
-        for form in ["<s>", "</s>", "<S>", "</S>"] where s[i...].starts(with: form.unicodeScalars) {
-            return form.unicodeScalars.count
+        for n in 3...4 where i + n <= s.count {
+            if subRipTags.contains(String(String.UnicodeScalarView(s[i..<i + n])).lowercased()) { return n }
         }
         return nil
     }
@@ -413,6 +417,7 @@ extension CueMarkup {
                 case .tag(let tag):
                     switch tag.name {
                     case "s": if !tag.isEnd { loss?.drop("strike-through <s>") }
+                    case "i", "b", "u": s += tag.isEnd ? "</\(tag.name)>" : "<\(tag.name)>"
                     case "font":
                         if tag.isEnd {
                             if fonts.popLast() == true { s += "</c>" }

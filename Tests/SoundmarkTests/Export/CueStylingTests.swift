@@ -203,6 +203,14 @@ final class CueStylingTests: XCTestCase {
                        "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nTrack &lt;1&gt;\n\n")
     }
 
+    /// SubRip players take `<I>` and `<FONT COLOR=…>` in capitals; WebVTT tags are lower case.
+    func testSubRipTagsInCapitals() {
+        let text = "<I>it</I> <B>bo</B> <FONT COLOR=\"#FF0000\">red</FONT>"
+        XCTAssertEqual(CueMarkup.webVTT(text, loss: nil).lines, ["<i>it</i> <b>bo</b> <c.red>red</c>"])
+        XCTAssertEqual(CueWriter.assText(text), "{\\i1}it{\\i0} {\\b1}bo{\\b0} {\\c&H0000FF&}red{\\c}")
+        XCTAssertEqual(CueMarkup.plainText(text), "it bo red")
+    }
+
     /// Nested colours come back to the outer one when the inner ends; other colours have no
     /// WebVTT class.
     func testNestedAndOtherColours() {
