@@ -65,6 +65,11 @@ public enum CueMarkup {
         "s", "t", "u",
     ]
 
+    /// Where a WebVTT `line` percentage changes ASS row, percent of the video height from the
+    /// top: below `top` is the top row, up to `bottom` the middle row, beyond it the bottom row
+    /// (the screen in thirds, as the numpad layout of `\an` divides it).
+    static let rowBoundaries = (top: 100.0 / 3, bottom: 200.0 / 3)
+
     /// The prefix of the WebVTT cue settings block.
     static let settingsPrefix = "{vtt "
 
@@ -290,7 +295,7 @@ public enum CueMarkup {
             case "line":
                 let position = value.split(separator: ",").first.map(String.init) ?? ""
                 if position.hasSuffix("%"), let p = Double(position.dropLast()) {
-                    row = p < 100.0 / 3 ? 2 : p <= 200.0 / 3 ? 1 : 0
+                    row = p < rowBoundaries.top ? 2 : p <= rowBoundaries.bottom ? 1 : 0
                 } else if let line = Int(position) {
                     row = line >= 0 ? 2 : 0
                 }
