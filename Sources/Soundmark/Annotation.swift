@@ -4,10 +4,11 @@ import Foundation
 /// recording the annotations were authored against).
 ///
 /// Times are in seconds (fractional, `Double`). `end >= start` for every value the
-/// ``AnnotationReader`` produces. `text` is kept exactly as it appeared in the source
-/// file: markup such as `<i>`, character references such as `&amp;`, non-ASCII text
-/// and emoji are untouched; multi-line text is joined with `"\n"` (only the
-/// line-ending characters CR, LF and CRLF of the source are normalised).
+/// ``AnnotationReader`` produces. `text` is kept as it appeared in the source file, in the
+/// SubRip-flavoured markup of ``CueMarkup``: markup such as `<i>` and `{\an8}`, character
+/// references such as `&amp;`, non-ASCII text and emoji are untouched; WebVTT cue settings
+/// and ASS styles are carried as ``CueMarkup`` describes; multi-line text is joined with
+/// `"\n"` (only the line-ending characters CR, LF and CRLF of the source are normalised).
 ///
 /// The `Codable` form is `{"start": seconds, "end": seconds, "text": "…"}`, the same
 /// shape the JSON annotation format (``AnnotationFormat/json``) reads.

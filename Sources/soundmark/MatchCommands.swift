@@ -148,18 +148,6 @@ let matchCommands: [CommandSpec] = [
                 positional: 1...Int.max, run: runIdentify),
 ]
 
-/// Cue text without markup tags (`<i>…</i>`, `<font …>`) and on one line, for formats that have no markup.
-func plainText(_ text: String) -> String {
-    var out = ""
-    var inTag = false
-    for c in text {
-        if c == "<" { inTag = true; continue }
-        if c == ">" && inTag { inTag = false; continue }
-        if !inTag { out.append(c == "\n" ? " " : c) }
-    }
-    return out
-}
-
 /// `--min-duration SECONDS` of scan and monitor.
 let minimumDurationOption = OptionSpec(name: "min-duration", value: "SECONDS",
                                        help: "drop segments shorter than this, for fewer, surer segments (0…86400, default 2: a 3 s spot is kept); a complete play of a shorter reference is kept")
@@ -436,10 +424,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
             return a
         }
         print(ReportHTML.page(shown, title: "soundmark scan: \((source as NSString).lastPathComponent)"), terminator: "")
-    case "srt": print(CueWriter.srt(cues), terminator: "")
-    case "vtt": print(CueWriter.webVTT(cues), terminator: "")
-    case "ass": print(CueWriter.ass(cues), terminator: "")
-    case "audacity": print(CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) }), terminator: "")
+    case "srt", "vtt", "ass", "audacity": print(subtitleFile(format, cues, source: source), terminator: "")
     case "cue":
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
         // An unidentified lead-in gets a track of its own and a stretch between segments is the
@@ -452,7 +437,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
         let tracks = useAnnotations
             ? zip(play.cues, play.segmentIndices).map { cue, n in
                 play.segmentCues.contains(n) ? segmentTrack(map.segments[n], cue.start, cue.end)
-                    : CueSheetTrack(start: cue.start, title: plainText(cue.text), performer: nil, end: cue.end)
+                    : CueSheetTrack(start: cue.start, title: CueMarkup.plainText(cue.text), performer: nil, end: cue.end)
             }
             : segments.map { segmentTrack($0, $0.start, $0.end) }
         // A lead-in is "(no cue)" when part of a play is in it, else unidentified audio.

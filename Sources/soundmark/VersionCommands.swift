@@ -123,10 +123,7 @@ func versionTimeline(_ segments: [VersionSegment], infos: [ReferenceInfo], sourc
         }
         return CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence",
                                       "frequencySkew", "timeScale", "transposition"], rows: rows)
-    case "srt": return CueWriter.srt(cues)
-    case "vtt": return CueWriter.webVTT(cues)
-    case "ass": return CueWriter.ass(cues)
-    case "audacity": return CueWriter.audacityLabels(cues.map { Cue(start: $0.start, end: $0.end, text: plainText($0.text)) })
+    case "srt", "vtt", "ass", "audacity": return subtitleFile(format, cues, source: source)
     default:
         let file = source == "-" ? "stdin.wav" : (source as NSString).lastPathComponent
         let tracks = zip(segments, items).map { s, item in

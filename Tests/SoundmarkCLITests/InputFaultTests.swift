@@ -472,18 +472,18 @@ final class InputFaultTests: XCTestCase {
             ass: 2 annotation(s) stored
 
             """)
-        XCTAssertEqual(try storedTexts(catalog, "ass"), ["Hello, world\nsecond line", "a, b, c"])
+        XCTAssertEqual(try storedTexts(catalog, "ass"), ["{\\i1}Hello{\\i0}, world\nsecond line", "{\\pos(10,10)}a, b, c"])
         let scan = try soundmark("scan", "--catalog", catalog, "--format", "ass", "--cues", "annotations", media)
         XCTAssertEqual(scan.status, 0, scan.stderr)
         XCTAssertTrue(scan.stdout.hasPrefix("[Script Info]\nScriptType: v4.00+\n"), scan.stdout)
         let events = scan.stdout.split(separator: "\n").filter { $0.hasPrefix("Dialogue:") }
         XCTAssertEqual(events.count, 2, scan.stdout)
-        XCTAssertTrue(events[0].hasSuffix(",Default,,0,0,0,,Hello, world\\Nsecond line"), String(events[0]))
+        XCTAssertTrue(events[0].hasSuffix(",Default,,0,0,0,,{\\i1}Hello{\\i0}, world\\Nsecond line"), String(events[0]))
         // FFmpeg reads it back.
         let written = try write("out.ass", scan.stdout)
         let ffmpeg = try run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", written, "-f", "srt", "-"])
         XCTAssertEqual(ffmpeg.status, 0, ffmpeg.stderr)
-        XCTAssertTrue(ffmpeg.stdout.replacingOccurrences(of: "\r", with: "").contains("00:00:01,500 --> 00:00:03,000\nHello, world\nsecond line\n"), ffmpeg.stdout)
+        XCTAssertTrue(ffmpeg.stdout.replacingOccurrences(of: "\r", with: "").contains("00:00:01,500 --> 00:00:03,000\n<i>Hello</i>, world\nsecond line\n"), ffmpeg.stdout)
     }
 
     func testUnsupportedSubtitleFormatsAreNamed() throws {

@@ -25,7 +25,12 @@ import Foundation
 ///
 /// Text is returned verbatim (markup, character references, non-ASCII, emoji); only the
 /// line-ending characters are removed and inner line breaks become `"\n"`. Leading and
-/// trailing blank lines of a cue's text are dropped (they separate cues).
+/// trailing blank lines of a cue's text are dropped (they separate cues). Styling is kept in
+/// the stored form of ``CueMarkup``: WebVTT cue settings as a `{vtt …}` block before the text
+/// (STYLE and REGION blocks are not stored: a warning says so); ASS event text as the ASS
+/// parser describes (override blocks kept, the event's style and speaker as override tags and
+/// a `<v Name>` voice, coordinates rescaled to 384×288; named styles themselves are not stored:
+/// a warning says so).
 ///
 /// Anything skipped — unparseable timing, end before start, lines outside any cue, blocks
 /// without timing, malformed JSON entries — is reported in ``AnnotationImport/warnings`` as
@@ -495,6 +500,7 @@ extension AnnotationReader {
         static func parse(_ lines: [String], name: String) -> AnnotationImport {
             var annotations: [Annotation] = []
             var warnings: [String] = []
+            var unstored: [(keyword: String, line: Int)] = []  // STYLE and REGION blocks
             var i = 0
 
             // Header: "WEBVTT" followed by end of line, space or tab, then header lines up to a blank line.
@@ -529,7 +535,10 @@ extension AnnotationReader {
                 }
                 let first = Substring(block[0])
                 if isKeywordLine(first, "NOTE") || isKeywordLine(first, "STYLE") || isKeywordLine(first, "REGION") {
-                    if timingOffset == nil { continue }
+                    if timingOffset == nil {
+                        if !isKeywordLine(first, "NOTE") { unstored.append((first.hasPrefix("STYLE") ? "STYLE" : "REGION", blockStart + 1)) }
+                        continue
+                    }
                 }
                 guard let t = timingOffset else {
                     warnings.append("\(name):\(blockStart + 1): skipped \(block.count) line\(block.count == 1 ? "" : "s") without a cue timing line")
@@ -537,15 +546,31 @@ extension AnnotationReader {
                 }
                 switch TimingParser.timingLine(block[t], strict: true) {
                 case let .ok(start, end):
+                    // Cue settings are kept as the stored settings block (CueMarkup).
                     let text = block[(t + 1)...].joined(separator: "\n")
-                    annotations.append(Annotation(start: start, end: end, text: text))
+                    let settings = cueSettings(block[t])
+                    annotations.append(Annotation(start: start, end: end,
+                                                  text: settings.isEmpty ? text : CueMarkup.settingsPrefix + settings + "}" + text))
                 case let .bad(reason):
                     warnings.append("\(name):\(blockStart + t + 1): skipped cue: \(reason)")
                 case .notTiming:
                     break
                 }
             }
+            for (keyword, line) in unstored {
+                warnings.append("\(name):\(line): \(keyword) block not stored (only cue text and cue settings are): cues keep their own markup only")
+            }
             return AnnotationImport(annotations: annotations, warnings: warnings)
+        }
+
+        /// The cue settings after a timing line's end time (`line:0 align:left`), white space
+        /// collapsed to single spaces; `}` (which would end the stored block) left out.
+        static func cueSettings(_ timingLine: String) -> String {
+            guard let arrow = timingLine.range(of: "-->") else { return "" }
+            let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+            let afterEnd = timingLine[arrow.upperBound...].drop(while: isSpace).drop(while: { !isSpace($0) })
+            return afterEnd.split(whereSeparator: isSpace).map { $0.filter { $0 != "}" } }
+                .filter { !$0.isEmpty }.joined(separator: " ")
         }
 
         /// `keyword` alone or followed by a space or tab.
@@ -827,23 +852,53 @@ extension AnnotationReader {
     enum ASSParser {
         /// Reads the `Dialogue:` lines of the `[Events]` section. Field order comes from the
         /// section's `Format:` line (default: the ASS v4+ order); `Text` is the last field and
-        /// keeps its commas. Override blocks `{…}` are removed, `\N` and `\n` become line
-        /// breaks, `\h` a no-break space. `Comment:` events and other sections are skipped
-        /// silently; a bad timing is reported with its line number.
+        /// keeps its commas. Override blocks `{\…}` are kept as they are (``CueMarkup``); `\N`
+        /// and `\n` become line breaks, `\h` a no-break space; comment blocks `{…}` (no
+        /// backslash, never shown) are left out with one warning. An event's style (from
+        /// `[V4+ Styles]` or `[V4 Styles]`) is carried as override tags at the start of its text:
+        /// alignment (unless the text sets its own `\an`), bold, italic, underline, strike-out
+        /// and a primary colour other than white; its `Name` (the speaker) as a WebVTT voice
+        /// `<v Name>` before them. Coordinates and font sizes in override blocks are rescaled from the
+        /// script's PlayResX/Y to the 384×288 that soundmark's ASS output (and SubRip players)
+        /// use (``rescaled(_:_:)``). What is not stored — the named styles' fonts, sizes,
+        /// outlines and margins, and drawings in another PlayRes — is said in one warning each. `Comment:` events and other sections are skipped silently; a bad
+        /// timing is reported with its line number.
         static func parse(_ lines: [String], name: String) -> AnnotationImport {
             var annotations: [Annotation] = []
             var warnings: [String] = []
-            var inEvents = false
+            var section = ""
             var fields = ["layer", "start", "end", "style", "name", "marginl", "marginr", "marginv", "effect", "text"]
+            var styleFields = ["name", "fontname", "fontsize", "primarycolour", "secondarycolour", "outlinecolour", "backcolour",
+                               "bold", "italic", "underline", "strikeout", "scalex", "scaley", "spacing", "angle", "borderstyle",
+                               "outline", "shadow", "alignment", "marginl", "marginr", "marginv", "encoding"]
+            var styles: [String: String] = [:]  // name: override block carrying it
+            var playRes = (x: "", y: "")
+            var comments = 0, drawn = false
+            var named: [String] = []  // styles other than Default that events use
             for (i, raw) in lines.enumerated() {
                 let line = raw.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
                 if line.hasPrefix("[") {
-                    inEvents = line.lowercased().hasPrefix("[events]")
+                    section = line.lowercased()
                     continue
                 }
-                guard inEvents, let colon = line.firstIndex(of: ":") else { continue }
+                guard let colon = line.firstIndex(of: ":") else { continue }
                 let key = line[..<colon].lowercased()
                 let rest = line[line.index(after: colon)...].drop(while: { $0 == " " })
+                if section.hasPrefix("[script info]") {
+                    if key == "playresx" { playRes.x = rest.trimmingCharacters(in: .whitespaces) }
+                    if key == "playresy" { playRes.y = rest.trimmingCharacters(in: .whitespaces) }
+                    continue
+                }
+                if section.hasPrefix("[v4+ styles]") || section.hasPrefix("[v4 styles]") {
+                    let values = rest.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                    if key == "format" { styleFields = values.map { $0.lowercased() } }
+                    if key == "style", values.count == styleFields.count {
+                        let style = Dictionary(zip(styleFields, values), uniquingKeysWith: { a, _ in a })
+                        styles[style["name"] ?? ""] = styleOverrides(style, legacy: section.hasPrefix("[v4 styles]"))
+                    }
+                    continue
+                }
+                guard section.hasPrefix("[events]") else { continue }
                 if key == "format" {
                     fields = rest.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
                     continue
@@ -876,38 +931,136 @@ extension AnnotationReader {
                 if unclosedBrace(text) {
                     warnings.append("\(name):\(i + 1): a '{' without its '}' is kept as text (not an override block)")
                 }
-                annotations.append(Annotation(start: start, end: end, text: plain(text)))
+                let (body, commentCount, drawing) = stored(text, scale: scale(playRes))
+                comments += commentCount
+                drawn = drawn || drawing
+                let styleName = fields.firstIndex(of: "style").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""
+                if styleName.lowercased() != "default", styles[styleName] != nil, !named.contains(styleName) { named.append(styleName) }
+                var style = styles[styleName] ?? ""
+                if body.contains("\\an") { style = style.replacingOccurrences(of: #"\\an\d"#, with: "", options: .regularExpression) }
+                let speaker = fields.firstIndex(of: "name").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""
+                annotations.append(Annotation(start: start, end: end,
+                                              text: (speaker.isEmpty ? "" : "<v \(speaker)>") + (style == "{}" ? "" : style) + body))
+            }
+            if comments > 0 {
+                warnings.append("\(name): \(comments) comment block(s) {…} left out (ASS never shows them)")
+            }
+            if !named.isEmpty {
+                warnings.append("\(name): named styles are not stored (\(named.joined(separator: ", "))): each event keeps its style's alignment, "
+                                + "bold, italic, underline, strike-out and colour as override tags, not its font, size, outline or margins")
+            }
+            if drawn {
+                warnings.append("\(name): drawings (\\p) and vector clips are kept in this script's PlayResX/Y \(playRes.x)×\(playRes.y), "
+                                + "not rescaled to soundmark's 384×288")
             }
             return AnnotationImport(annotations: annotations, warnings: warnings)
         }
 
-        /// Whether `text` has a `{` that no `}` closes (read as text by ``plain(_:)``, as
+        /// The override block (`{\an8\i1}`, `{}` for none) carrying what of a style differs from
+        /// soundmark's output style (bottom centre, regular, white). `legacy`: SSA v4 alignment
+        /// numbers (1–3 bottom, 5–7 top, 9–11 middle).
+        static func styleOverrides(_ style: [String: String], legacy: Bool) -> String {
+            var tags = ""
+            if var an = Int(style["alignment"] ?? "") {
+                if legacy { an = [5: 7, 6: 8, 7: 9, 9: 4, 10: 5, 11: 6][an] ?? an }
+                if an != 2, (1...9).contains(an) { tags += "\\an\(an)" }
+            }
+            for (field, tag) in [("bold", "b"), ("italic", "i"), ("underline", "u"), ("strikeout", "s")] {
+                if let v = Int(style[field] ?? ""), v != 0 { tags += "\\\(tag)1" }
+            }
+            let colour = style["primarycolour"] ?? ""
+            // ASS writes &HAABBGGRR; SSA a decimal BGR number.
+            let rgb = CueMarkup.assColour(colour) ?? Int(colour).map { ($0 & 0xFF) << 16 | ($0 & 0xFF00) | ($0 >> 16 & 0xFF) }
+            if let rgb, rgb != 0xFFFFFF { tags += "\\c" + CueMarkup.assColourText(rgb) }
+            return "{" + tags + "}"
+        }
+
+        /// The PlayRes soundmark writes and SubRip players assume (FFmpeg's ASS default), pixels.
+        static let outputPlayRes = (x: 384.0, y: 288.0)
+
+        /// The factors from a script's PlayResX/Y (as written; one missing follows from the other
+        /// as libass does: 4:3, or 1280×1024) to ``outputPlayRes``, or nil when they are 1.
+        static func scale(_ playRes: (x: String, y: String)) -> (x: Double, y: Double)? {
+            var x = Double(playRes.x).flatMap { $0 > 0 ? $0 : nil }, y = Double(playRes.y).flatMap { $0 > 0 ? $0 : nil }
+            if x == nil, let y { x = y == 1024 ? 1280 : y * 4 / 3 }
+            if y == nil, let x { y = x == 1280 ? 1024 : x * 3 / 4 }
+            guard let x, let y, x != outputPlayRes.x || y != outputPlayRes.y else { return nil }
+            return (outputPlayRes.x / x, outputPlayRes.y / y)
+        }
+
+        /// An override block with its coordinates (`\pos`, `\move`, `\org`, rectangular
+        /// `\clip`/`\iclip`) and font sizes (`\fs`) multiplied by `scale`, and whether it holds
+        /// a drawing (`\p1`) or vector clip, which are kept as written.
+        static func rescaled(_ block: String, _ scale: (x: Double, y: Double)) -> (block: String, drawing: Bool) {
+            var changed = false, drawing = false
+            func number(_ v: Double) -> String {
+                var t = String(format: "%.2f", v)
+                while t.hasSuffix("0") { t.removeLast() }
+                if t.hasSuffix(".") { t.removeLast() }
+                return t
+            }
+            let tags = CueMarkup.overrideTags(String(block.dropFirst().dropLast())).map { tag -> String in
+                var argument = tag.argument
+                switch tag.name {
+                case "pos", "org", "move", "clip", "iclip":
+                    let inside = argument.hasPrefix("(") && argument.hasSuffix(")") ? String(argument.dropFirst().dropLast()) : argument
+                    let values = inside.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    let counts = ["pos": [2], "org": [2], "move": [4, 6], "clip": [4], "iclip": [4]][tag.name] ?? []
+                    guard counts.contains(values.count), values.allSatisfy({ $0 != nil }) else {
+                        if tag.name.hasSuffix("clip") { drawing = true }
+                        break
+                    }
+                    let scaled = values.enumerated().map { i, v in i < 4 ? number(v! * (i % 2 == 0 ? scale.x : scale.y)) : number(v!) }
+                    argument = "(" + scaled.joined(separator: ",") + ")"
+                    changed = true
+                case "fs":
+                    if let v = Double(argument) { argument = number(v * scale.y); changed = true }
+                case "p":
+                    if argument != "0" { drawing = true }
+                default: break
+                }
+                return "\\" + tag.name + argument
+            }
+            return (changed ? "{" + tags.joined() + "}" : block, drawing)
+        }
+
+        /// Whether `text` has a `{` that no `}` closes (read as text by ``stored(_:)``, as
         /// renderers do, rather than hiding the rest of the line).
         static func unclosedBrace(_ text: String) -> Bool {
             guard let open = text.lastIndex(of: "{") else { return false }
             return !text[open...].contains("}")
         }
 
-        /// Event text without override blocks, with `\N`/`\n` as line breaks and `\h` as U+00A0.
-        /// A `{` with no `}` after it is text, not the start of a block.
-        static func plain(_ text: String) -> String {
+        /// Event text as stored: override blocks `{\…}` as they are, comment blocks left out
+        /// (and counted), `\N`/`\n` as line breaks and `\h` as U+00A0 outside blocks. A `{`
+        /// with no `}` after it is text, not the start of a block.
+        static func stored(_ text: String, scale: (x: Double, y: Double)? = nil) -> (text: String, comments: Int, drawing: Bool) {
             var out = ""
-            var depth = 0
+            var comments = 0, drawing = false
             var i = text.startIndex
             while i < text.endIndex {
                 let c = text[i]
                 let next = text.index(after: i)
-                if c == "{" && (depth > 0 || text[next...].contains("}")) { depth += 1 } else if c == "}" && depth > 0 { depth -= 1 } else if depth == 0 {
-                    if c == "\\", next < text.endIndex, "Nnh".contains(text[next]) {
-                        out.append(text[next] == "h" ? "\u{00A0}" : "\n")
-                        i = text.index(after: next)
-                        continue
+                if c == "{", let close = text[next...].firstIndex(of: "}") {
+                    if next < close, text[next] == "\\" {
+                        let block = scale.map { rescaled(String(text[i...close]), $0) } ?? (block: String(text[i...close]), drawing: false)
+                        out += block.block
+                        drawing = drawing || block.drawing
+                    } else {
+                        comments += 1
                     }
-                    out.append(c)
+                    i = text.index(after: close)
+                    continue
                 }
+                if c == "\\", next < text.endIndex, "Nnh".contains(text[next]) {
+                    out.append(text[next] == "h" ? "\u{00A0}" : "\n")
+                    i = text.index(after: next)
+                    continue
+                }
+                out.append(c)
                 i = next
             }
-            return out
+            return (out, comments, drawing)
         }
     }
 }

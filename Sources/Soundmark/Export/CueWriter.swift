@@ -40,13 +40,17 @@ public enum CueWriter {
     ///
     /// SubRip has no escaping, so text is written verbatim except that CR/CRLF become LF and
     /// empty (or whitespace-only) inner lines are dropped, because a blank line ends a cue
-    /// for most readers.
-    public static func srt(_ cues: [Cue]) -> String {
+    /// for most readers. Styling (``CueMarkup``): `<i> <b> <u> <s> <font>` and ASS override
+    /// blocks `{\…}` are SubRip's own and written as they are; WebVTT cue settings become
+    /// `{\anN}` (`line`, `align`), `<c.yellow>` a `<font color="#ffff00">`; other WebVTT markup
+    /// (`<v>`, `<lang>`, `<ruby>`, timestamp tags, `position` …) is dropped, its text kept, and
+    /// counted in `loss`.
+    public static func srt(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = ""
         for (n, cue) in cues.enumerated() {
             let (start, end) = times(cue)
             out += "\(n + 1)\n\(clock(start, separator: ",")) --> \(clock(end, separator: ","))\n"
-            let lines = payloadLines(cue.text)
+            let lines = CueMarkup.subRip(cue.text, loss: loss)
             if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
             out += "\n"
         }
@@ -54,24 +58,29 @@ public enum CueWriter {
     }
 
     /// W3C WebVTT (<https://www.w3.org/TR/webvtt1/>): `WEBVTT`, a blank line, then for each
-    /// cue a `hh:mm:ss.mmm --> hh:mm:ss.mmm` timing line (always with hours), the payload
-    /// and a blank line; LF line ends.
+    /// cue a `hh:mm:ss.mmm --> hh:mm:ss.mmm` timing line (always with hours) with the cue's
+    /// settings after it, the payload and a blank line; LF line ends.
     ///
     /// The payload is made valid WebVTT cue text (W3C WebVTT §4.2.2 "WebVTT cue text"):
     /// - `&` stays when it already starts a character reference (`&amp;`, `&#233;`,
     ///   `&#x1F600;`, `&nbsp;` …) and becomes `&amp;` otherwise;
-    /// - `<` stays when it starts a WebVTT tag (`<i>`, `<b>`, `<u>`, `<c.class>`, `<v Name>`,
-    ///   `<lang en>`, `<ruby>`, `<rt>`, their end tags, or a `<00:01.000>` timestamp tag) or a
-    ///   SubRip `<font …>`/`</font>` tag (which WebVTT parsers ignore), and becomes `&lt;`
-    ///   otherwise;
-    /// - `>` outside such a tag becomes `&gt;`, so the payload never contains `-->`;
+    /// - WebVTT tags (`<i>`, `<b>`, `<u>`, `<c.class>`, `<v Name>`, `<lang en>`, `<ruby>`,
+    ///   `<rt>`, their end tags, `<00:01.000>` timestamps) stay; any other `<` and `>` become
+    ///   `&lt;` and `&gt;`, so the payload never contains `-->`;
     /// - CR/CRLF become LF and empty inner lines are dropped (a blank line would end the cue).
-    public static func webVTT(_ cues: [Cue]) -> String {
+    ///
+    /// Styling (``CueMarkup``): stored WebVTT cue settings are written back as they were, else
+    /// the first `{\anN}` becomes `line`/`align` settings; `<font color>` and `{\c&HBBGGRR&}`
+    /// become `<c.yellow>` etc. for WebVTT's eight default colours; `{\i1}`/`{\i0}` (b, u)
+    /// become `<i>`/`</i>`. Other colours, font faces and sizes, `<s>` and other override tags
+    /// are dropped (text kept) and counted in `loss`.
+    public static func webVTT(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = "WEBVTT\n\n"
         for cue in cues {
             let (start, end) = times(cue)
-            out += "\(clock(start, separator: ".")) --> \(clock(end, separator: "."))\n"
-            let lines = payloadLines(cue.text).map(escapeWebVTTLine)
+            let (settings, lines) = CueMarkup.webVTT(cue.text, loss: loss)
+            let shown = settings.isEmpty || settings.contains("-->") ? "" : " " + settings
+            out += "\(clock(start, separator: ".")) --> \(clock(end, separator: "."))\(shown)\n"
             if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
             out += "\n"
         }
@@ -82,12 +91,17 @@ public enum CueWriter {
     /// `[Script Info]` header (PlayResX/Y 384×288), one `Default` style, and an `[Events]`
     /// section with one `Dialogue:` line per cue, times `h:mm:ss.cc` (rounded to centiseconds).
     ///
-    /// Text: line breaks become `\N`; `<i>`, `<b>`, `<u>` (and their end tags) become the
-    /// override tags `{\i1}`/`{\i0}` etc., other `<…>` markup is dropped; `{` and `}`, which would
-    /// open an override block, are written as the full-width `｛` `｝`; a backslash before
-    /// `N`, `n` or `h` gets a word joiner (U+2060) after it so it is not read as an escape.
-    /// LF line ends.
-    public static func ass(_ cues: [Cue]) -> String {
+    /// Text: line breaks become `\N`; override blocks `{\…}` are written as they are;
+    /// `<i>`, `<b>`, `<u>`, `<s>` (and their end tags) become `{\i1}`/`{\i0}` etc.;
+    /// `<font color>` and `<c.yellow>` become `{\c&HBBGGRR&}` (their end tags `{\c}`, back to
+    /// the style's colour), `<font face>` `{\fnFace}`; WebVTT `line`/`align` settings become
+    /// `{\anN}`; the first `<v Name>` voice is the event's `Name` field. `{` and `}` of text,
+    /// which would open an override block, are written as the full-width `｛` `｝`; a backslash
+    /// before `N`, `n` or `h` gets a word joiner (U+2060) after it so it is not read as an
+    /// escape; `<…>` that is not markup (`Track <1>`) is text. What ASS cannot express
+    /// (`<font size>`, `<lang>`, `<ruby>`, timestamp tags, `position` …) is dropped and
+    /// counted in `loss`. LF line ends.
+    public static func ass(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = """
             [Script Info]
             ScriptType: v4.00+
@@ -105,7 +119,8 @@ public enum CueWriter {
             """
         for cue in cues {
             let (start, end) = times(cue)
-            out += "Dialogue: 0,\(assClock(start)),\(assClock(end)),Default,,0,0,0,,\(assText(cue.text))\n"
+            let (name, text) = CueMarkup.ass(cue.text, loss: loss)
+            out += "Dialogue: 0,\(assClock(start)),\(assClock(end)),Default,\(name),0,0,0,,\(text)\n"
         }
         return out
     }
@@ -116,45 +131,20 @@ public enum CueWriter {
         return "\(cs / 360_000):\(pad(cs / 6000 % 60, 2)):\(pad(cs / 100 % 60, 2)).\(pad(cs % 100, 2))"
     }
 
-    /// Cue text as ASS event text (see ``ass(_:)``).
-    static func assText(_ text: String) -> String {
-        let tags: [String: String] = ["i": "{\\i1}", "/i": "{\\i0}", "b": "{\\b1}", "/b": "{\\b0}", "u": "{\\u1}", "/u": "{\\u0}"]
-        var out = ""
-        let lines = payloadLines(text)
-        for (n, line) in lines.enumerated() {
-            if n > 0 { out += "\\N" }
-            var i = line.startIndex
-            while i < line.endIndex {
-                let c = line[i]
-                if c == "<", let close = line[i...].firstIndex(of: ">") {
-                    let name = line[line.index(after: i)..<close].lowercased()
-                    if let tag = tags[name] { out += tag }
-                    i = line.index(after: close)
-                    continue
-                }
-                switch c {
-                case "{": out += "｛"
-                case "}": out += "｝"
-                case "\\":
-                    out += "\\"
-                    let next = line.index(after: i)
-                    if next < line.endIndex, "Nnh".contains(line[next]) { out += "\u{2060}" }
-                default: out.append(c)
-                }
-                i = line.index(after: i)
-            }
-        }
-        return out
-    }
+    /// Cue text as ASS event text (see ``ass(_:loss:)``).
+    static func assText(_ text: String) -> String { CueMarkup.ass(text, loss: nil).text }
 
     /// Audacity label track (File ▸ Import ▸ Labels): one `start\tend\tlabel` line per cue,
     /// times in seconds with 6 decimals (`1.500000`), LF line ends. Labels are single-line, so
-    /// line breaks and tabs in the text become spaces.
-    public static func audacityLabels(_ cues: [Cue]) -> String {
+    /// line breaks and tabs in the text become spaces; labels are plain text, so markup
+    /// (``CueMarkup/plainText(_:)``) is dropped and counted in `loss`, text that is not markup
+    /// (`Track <1>`) kept.
+    public static func audacityLabels(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = ""
         for cue in cues {
             let (start, end) = times(cue)
-            let label = String(cue.text.unicodeScalars.map { s -> Character in
+            if CueMarkup.hasMarkup(cue.text) { loss?.drop("styling"); loss?.endCue() }
+            let label = String(CueMarkup.plainText(cue.text).unicodeScalars.map { s -> Character in
                 (s == "\r" || s == "\n" || s == "\t") ? " " : Character(s)
             })
             out += "\(fixed6(start))\t\(fixed6(end))\t\(label)\n"
@@ -290,8 +280,10 @@ public enum CueWriter {
 
     // MARK: WebVTT escaping
 
-    static func escapeWebVTTLine(_ line: String) -> String {
-        let s = Array(line.unicodeScalars)
+    /// Text (no markup) as WebVTT cue text: `&` kept where it starts a character reference,
+    /// else `&amp;`; `<` and `>` as `&lt;` and `&gt;`.
+    static func escapeWebVTTText(_ text: String) -> String {
+        let s = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0
         while i < s.count {
@@ -302,16 +294,9 @@ public enum CueWriter {
                 } else {
                     out.append(contentsOf: "&amp;".unicodeScalars); i += 1
                 }
-            case "<":
-                if let n = tagLength(s, i) {
-                    out.append(contentsOf: s[i..<i + n]); i += n
-                } else {
-                    out.append(contentsOf: "&lt;".unicodeScalars); i += 1
-                }
-            case ">":
-                out.append(contentsOf: "&gt;".unicodeScalars); i += 1
-            default:
-                out.append(s[i]); i += 1
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars); i += 1
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars); i += 1
+            default: out.append(s[i]); i += 1
             }
         }
         return String(out)

@@ -84,7 +84,8 @@ public struct AlignmentMap: Sendable {
 
     /// The parts of `annotations` that aired in `piece`, in recording time (with each one's
     /// index in `annotations`), clipped to the piece and to `0 ... recordingDuration`; parts
-    /// shorter than `minimumDuration` seconds are left out.
+    /// shorter than `minimumDuration` seconds are left out. WebVTT timestamp tags in the text
+    /// are mapped into recording time too.
     private func mapped(_ annotations: [Annotation], into piece: Segment, minimumDuration: Double) -> [(index: Int, cue: Cue)] {
         guard piece.timeScale > 0 else { return [] }
         let r0 = min(piece.referenceStart, piece.referenceEnd), r1 = max(piece.referenceStart, piece.referenceEnd)
@@ -97,7 +98,9 @@ public struct AlignmentMap: Sendable {
             start = max(0, max(piece.start, start))
             end = min(recordingDuration, min(piece.end, end))
             guard end - start >= minimumDuration else { continue }
-            out.append((i, Cue(start: start, end: end, text: a.text)))
+            // Timestamp tags inside the text move with it (CueMarkup).
+            let text = CueMarkup.retimingTimestamps(a.text) { piece.start + ($0 - piece.referenceStart) / piece.timeScale }
+            out.append((i, Cue(start: start, end: end, text: text)))
         }
         return out
     }

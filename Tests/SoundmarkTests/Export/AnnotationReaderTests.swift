@@ -209,11 +209,14 @@ final class AnnotationReaderTests: XCTestCase {
         """
         let r = try parse(vtt, name: "a.vtt")
         XCTAssertEqual(r.annotations, [
-            Annotation(start: 1, end: 4, text: "<v Roger>Hi <i>there</i> &amp; welcome"),
-            Annotation(start: 5.5, end: 7.25, text: "Two\nlines"),
+            Annotation(start: 1, end: 4, text: "{vtt align:start position:10%}<v Roger>Hi <i>there</i> &amp; welcome"),
+            Annotation(start: 5.5, end: 7.25, text: "{vtt line:0}Two\nlines"),
             Annotation(start: 3723.004, end: 442_800, text: "Long"),
         ])
-        XCTAssertEqual(r.warnings, [])
+        XCTAssertEqual(r.warnings, [
+            "a.vtt:5: REGION block not stored (only cue text and cue settings are): cues keep their own markup only",
+            "a.vtt:9: STYLE block not stored (only cue text and cue settings are): cues keep their own markup only",
+        ])
     }
 
     func testWebVTTBlankLineEndsCueAndStrayTextIsReported() throws {
@@ -383,8 +386,8 @@ final class AnnotationReaderTests: XCTestCase {
             + "Dialogue: 0,0:00:01.00,0:00:02.00,Default,,0,0,0,,{\\an8}Top {oops and more\n"
             + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\i1}Closed{\\i0} line\n"
         let r = try parse(ass, name: "in.ass")
-        XCTAssertEqual(r.annotations, [Annotation(start: 1, end: 2, text: "Top {oops and more"),
-                                       Annotation(start: 3, end: 4, text: "Closed line")])
+        XCTAssertEqual(r.annotations, [Annotation(start: 1, end: 2, text: "{\\an8}Top {oops and more"),
+                                       Annotation(start: 3, end: 4, text: "{\\i1}Closed{\\i0} line")])
         XCTAssertEqual(r.warnings, ["in.ass:6: a '{' without its '}' is kept as text (not an override block)"])
     }
 }

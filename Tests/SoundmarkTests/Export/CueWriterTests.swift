@@ -72,7 +72,7 @@ final class CueWriterTests: XCTestCase {
             ("<v Roger Bingham>Hi</v> <v.loud Esme>Yo", "<v Roger Bingham>Hi</v> <v.loud Esme>Yo"),
             ("<lang en-GB>colour</lang> <ruby>漢<rt>kan</rt></ruby>", "<lang en-GB>colour</lang> <ruby>漢<rt>kan</rt></ruby>"),
             ("<00:00:01.500>ka<01:00.250>ra", "<00:00:01.500>ka<01:00.250>ra"),
-            ("<font color=\"#ff0000\">red</font>", "<font color=\"#ff0000\">red</font>"),
+            ("<font color=\"#ff0000\">red</font>", "<c.red>red</c>"),
             ("<script>alert(1)</script>", "&lt;script&gt;alert(1)&lt;/script&gt;"),
             ("<i class>x</i>", "&lt;i class&gt;x</i>"),
             ("<v a-->", "&lt;v a--&gt;"),
@@ -82,7 +82,7 @@ final class CueWriterTests: XCTestCase {
             ("emoji 👩‍👩‍👧 naïve", "emoji 👩‍👩‍👧 naïve"),
         ]
         for (input, expected) in cases {
-            XCTAssertEqual(CueWriter.escapeWebVTTLine(input), expected, input)
+            XCTAssertEqual(CueMarkup.webVTT(input, loss: nil).lines.joined(separator: "\n"), expected, input)
             XCTAssertFalse(expected.contains("-->"))
         }
         let vtt = CueWriter.webVTT([Cue(start: 0, end: 1, text: "a --> b\n\n\nc & d\r\ne")])

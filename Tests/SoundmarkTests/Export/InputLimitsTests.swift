@@ -103,7 +103,7 @@ final class InputLimitsTests: XCTestCase {
             Format: Start, End, Text
             Dialogue: 0:00:01.00,0:00:02.50,{\\an8}Top{\\b1}bold{\\b0}\\Nnext\\hword, with, commas
             """.utf8), name: "x.ssa")
-        XCTAssertEqual(r.annotations, [Annotation(start: 1, end: 2.5, text: "Topbold\nnext\u{00A0}word, with, commas")])
+        XCTAssertEqual(r.annotations, [Annotation(start: 1, end: 2.5, text: "{\\an8}Top{\\b1}bold{\\b0}\nnext\u{00A0}word, with, commas")])
         XCTAssertEqual(CueWriter.assText("<i>a</i> {b}\n\\N"), "{\\i1}a{\\i0} ｛b｝\\N\\\u{2060}N")
     }
 }

@@ -1,0 +1,545 @@
+import Foundation
+
+/// The styling held in cue and annotation text, and its translation into each subtitle format.
+///
+/// Stored text (``Annotation/text``, ``Cue/text``) is SubRip-flavoured markup, the de-facto SRT
+/// convention, with a few WebVTT extensions:
+/// - HTML-like tags `<i> <b> <u> <s> <font color=… face=… size=…>` and their end tags;
+/// - ASS override blocks `{\…}` (`{\an8}`, `{\pos(10,20)}`, `{\c&H00FFFF&}`, …);
+/// - the WebVTT tags `<c.class>`, `<v Name>`, `<lang xx>`, `<ruby>`, `<rt>` and timestamp tags
+///   `<00:01.000>`;
+/// - WebVTT cue settings as a block `{vtt line:0 align:left}` at the start of the text (what a
+///   WebVTT cue's timing line held after the end time).
+///
+/// Only these are markup: any other `<…>` or `{…}` is text (`Track <1>` keeps its `<1>`).
+/// Tags do not span lines.
+///
+/// Each writer carries what its format can express and translates or drops the rest (see
+/// ``CueWriter``); what it drops is counted in a ``StylingLoss`` per kind:
+/// - `{\an1…9}` ↔ WebVTT `line` and `align` settings (top row `line:0`, middle row
+///   `line:50%,center`, left column `align:left`, right column `align:right`; back: `line`
+///   as a line number ≥ 0 or a percentage below ⅓ is the top row, ⅓…⅔ the middle, else the bottom);
+/// - `<font color>`, `<c.yellow>` and `{\c&HBBGGRR&}` are one colour: WebVTT has classes for
+///   its eight default colours only (white, lime, cyan, red, yellow, magenta, blue, black);
+/// - `<v Bob>` is an ASS event's `Name` field;
+/// - `<i> <b> <u> <s>` ↔ `{\i1}` `{\b1}` `{\u1}` `{\s1}` (and their ends).
+public enum CueMarkup {
+    /// One piece of a line of stored text.
+    enum Piece: Equatable {
+        /// Text to show (may hold `<`, `{`, `&` that are not markup).
+        case text(String)
+        /// A recognised `<…>` tag.
+        case tag(Tag)
+        /// An ASS override block `{\…}`: its tags and the block as written.
+        case override([OverrideTag], raw: String)
+        /// The WebVTT cue settings block `{vtt …}`: the settings.
+        case settings(String)
+    }
+
+    /// A recognised `<…>` tag.
+    struct Tag: Equatable {
+        /// The tag as written.
+        var raw: String
+        /// Lower-cased name: `i`, `b`, `u`, `s`, `font`, `c`, `v`, `lang`, `ruby`, `rt`, or
+        /// `timestamp` for `<00:01.000>`.
+        var name: String
+        var isEnd: Bool
+        /// WebVTT classes (`<c.yellow.bg_black>`: `yellow`, `bg_black`).
+        var classes: [String]
+        /// What follows the name and classes after white space (`<v Bob>`: `Bob`; `<font color=red>`: `color=red`).
+        var annotation: String
+    }
+
+    /// One tag of an override block: `\pos(10,20)` is name `pos`, argument `(10,20)`.
+    struct OverrideTag: Equatable {
+        var name: String
+        var argument: String
+    }
+
+    /// The override tag names of ASS (libass), longest first where one is a prefix of another,
+    /// so that `\fnArial` is `fn` + `Arial` and `\bord2` is `bord` + `2`.
+    static let overrideNames: [String] = [
+        "xbord", "ybord", "xshad", "yshad", "iclip", "alpha", "fscx", "fscy", "fade", "move", "blur", "bord", "clip",
+        "shad", "fad", "fax", "fay", "frx", "fry", "frz", "fsp", "org", "pos", "pbo", "an", "be", "fe", "fn", "fr",
+        "fs", "kf", "ko", "1c", "2c", "3c", "4c", "1a", "2a", "3a", "4a", "a", "b", "c", "i", "k", "K", "p", "q", "r",
+        "s", "t", "u",
+    ]
+
+    /// Where a WebVTT `line` percentage changes ASS row, percent of the video height from the
+    /// top: below `top` is the top row, up to `bottom` the middle row, beyond it the bottom row
+    /// (the screen in thirds, as the numpad layout of `\an` divides it).
+    static let rowBoundaries = (top: 100.0 / 3, bottom: 200.0 / 3)
+
+    /// The prefix of the WebVTT cue settings block.
+    static let settingsPrefix = "{vtt "
+
+    /// WebVTT's default text colour classes and their colours (`0xRRGGBB`, W3C WebVTT §7.2.2).
+    static let webVTTColours: [(name: String, rgb: Int)] = [
+        ("white", 0xFFFFFF), ("lime", 0x00FF00), ("cyan", 0x00FFFF), ("red", 0xFF0000),
+        ("yellow", 0xFFFF00), ("magenta", 0xFF00FF), ("blue", 0x0000FF), ("black", 0x000000),
+    ]
+
+    /// HTML colour names a SubRip `<font color>` may use (HTML 4's sixteen and their CSS aliases).
+    static let htmlColours: [String: Int] = [
+        "white": 0xFFFFFF, "silver": 0xC0C0C0, "gray": 0x808080, "grey": 0x808080, "black": 0x000000,
+        "red": 0xFF0000, "maroon": 0x800000, "yellow": 0xFFFF00, "olive": 0x808000, "lime": 0x00FF00,
+        "green": 0x008000, "aqua": 0x00FFFF, "cyan": 0x00FFFF, "teal": 0x008080, "blue": 0x0000FF,
+        "navy": 0x000080, "fuchsia": 0xFF00FF, "magenta": 0xFF00FF, "purple": 0x800080,
+    ]
+
+    /// The text without markup, on one line (line breaks become spaces): for plain-text outputs
+    /// (Audacity labels, CUE sheet titles). Text that is not markup (`Track <1>`) stays.
+    public static func plainText(_ text: String) -> String {
+        AnnotationReader.LineSplitter.split(text).map { line in
+            pieces(line).map { piece -> String in
+                if case .text(let t) = piece { return t }
+                return ""
+            }.joined()
+        }.joined(separator: " ")
+    }
+
+    /// `text` with each WebVTT timestamp tag (`<00:00:03.000>`, reference time) moved by
+    /// `map` (into recording time) and written `<hh:mm:ss.mmm>`; everything else unchanged.
+    public static func retimingTimestamps(_ text: String, _ map: (Double) -> Double) -> String {
+        guard text.contains("<") else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let parts = pieces(String(line))
+            guard parts.contains(where: { if case .tag(let t) = $0 { return t.name == "timestamp" } else { return false } }) else {
+                return String(line)
+            }
+            return parts.map { piece -> String in
+                switch piece {
+                case .text(let t): return t
+                case .override(_, let raw): return raw
+                case .settings(let v): return settingsPrefix + v + "}"
+                case .tag(let tag):
+                    guard tag.name == "timestamp", let t = AnnotationReader.TimingParser.timestamp(tag.raw.dropFirst().dropLast()) else {
+                        return tag.raw
+                    }
+                    return "<" + CueWriter.clock(map(t), separator: ".") + ">"
+                }
+            }.joined()
+        }.joined(separator: "\n")
+    }
+
+    /// Whether `text` holds any markup.
+    static func hasMarkup(_ text: String) -> Bool {
+        AnnotationReader.LineSplitter.split(text).contains { line in
+            pieces(line).contains { if case .text = $0 { return false } else { return true } }
+        }
+    }
+
+    /// Splits one line of stored text into text and markup.
+    static func pieces(_ line: String) -> [Piece] {
+        let s = Array(line.unicodeScalars)
+        var out: [Piece] = []
+        var text = String.UnicodeScalarView()
+        func flush() {
+            if !text.isEmpty { out.append(.text(String(text))); text = .init() }
+        }
+        var i = 0
+        while i < s.count {
+            if s[i] == "<", let n = tagLength(s, i) {
+                flush()
+                out.append(.tag(tag(String(String.UnicodeScalarView(s[i..<i + n])))))
+                i += n
+            } else if s[i] == "{", let close = s[i...].firstIndex(of: "}") {
+                let raw = String(String.UnicodeScalarView(s[i...close]))
+                if i + 1 < close, s[i + 1] == "\\" {
+                    flush()
+                    out.append(.override(overrideTags(String(String.UnicodeScalarView(s[(i + 1)..<close]))), raw: raw))
+                    i = close + 1
+                } else if raw.hasPrefix(settingsPrefix) {
+                    flush()
+                    out.append(.settings(String(raw.dropFirst(settingsPrefix.count).dropLast())
+                        .trimmingCharacters(in: .whitespaces)))
+                    i = close + 1
+                } else {
+                    text.append(s[i]); i += 1
+                }
+            } else {
+                text.append(s[i]); i += 1
+            }
+        }
+        flush()
+        return out
+    }
+
+    /// SubRip's simple tags, recognised in either case (`<I>` too, as SubRip players do).
+    static let subRipTags: Set<String> = ["<i>", "</i>", "<b>", "</b>", "<u>", "</u>", "<s>", "</s>"]
+
+    /// Length of a recognised tag starting at `i` (a WebVTT tag, a SubRip `<font>`, or `<i>`
+    /// `<b>` `<u>` `<s>` in either case), else nil.
+    static func tagLength(_ s: [Unicode.Scalar], _ i: Int) -> Int? {
+        if let n = CueWriter.tagLength(s, i) { return n }
+        for n in 3...4 where i + n <= s.count {
+            if subRipTags.contains(String(String.UnicodeScalarView(s[i..<i + n])).lowercased()) { return n }
+        }
+        return nil
+    }
+
+    static func tag(_ raw: String) -> Tag {
+        var body = raw.dropFirst().dropLast()
+        if body.first?.isNumber == true {
+            return Tag(raw: raw, name: "timestamp", isEnd: false, classes: [], annotation: "")
+        }
+        let isEnd = body.first == "/"
+        if isEnd { body = body.dropFirst() }
+        let space = body.firstIndex(where: { $0 == " " || $0 == "\t" }) ?? body.endIndex
+        let head = body[..<space].split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let annotation = body[space...].trimmingCharacters(in: .whitespaces)
+        return Tag(raw: raw, name: head[0].lowercased(), isEnd: isEnd, classes: Array(head.dropFirst()), annotation: annotation)
+    }
+
+    /// The tags of an override block's inside (`\an8\pos(1,2)`); `\t(…\fs20)` stays one tag.
+    static func overrideTags(_ inside: String) -> [OverrideTag] {
+        var tags: [OverrideTag] = []
+        var current: String?
+        var depth = 0
+        for c in inside {
+            if c == "\\" && depth == 0 {
+                if let t = current { tags.append(overrideTag(t)) }
+                current = ""
+                continue
+            }
+            if c == "(" { depth += 1 } else if c == ")" { depth = max(0, depth - 1) }
+            current?.append(c)
+        }
+        if let t = current { tags.append(overrideTag(t)) }
+        return tags
+    }
+
+    static func overrideTag(_ body: String) -> OverrideTag {
+        let name = overrideNames.first { body.hasPrefix($0) } ?? String(body.prefix { $0.isLetter })
+        return OverrideTag(name: name, argument: String(body.dropFirst(name.count)).trimmingCharacters(in: .whitespaces))
+    }
+
+    // MARK: Colours
+
+    /// The colour `0xRRGGBB` of a `<font color=…>` annotation (`color="#ff0", color=red`), nil without one.
+    static func fontAttribute(_ name: String, in annotation: String) -> String? {
+        let pattern = name + #"\s*=\s*("([^"]*)"|'([^']*)'|([^\s"']+))"#
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]),
+              let m = regex.firstMatch(in: annotation, range: NSRange(annotation.startIndex..., in: annotation)) else { return nil }
+        for group in 2...4 {
+            if let r = Range(m.range(at: group), in: annotation) { return String(annotation[r]) }
+        }
+        return nil
+    }
+
+    /// `#RRGGBB`, `#RGB` or an HTML colour name as `0xRRGGBB`.
+    static func htmlColour(_ value: String) -> Int? {
+        let v = value.trimmingCharacters(in: .whitespaces).lowercased()
+        if let named = htmlColours[v] { return named }
+        let hex = v.hasPrefix("#") ? String(v.dropFirst()) : v
+        guard hex.allSatisfy(\.isHexDigit) else { return nil }
+        if hex.count == 6 { return Int(hex, radix: 16) }
+        if hex.count == 3, let n = Int(hex, radix: 16) {
+            let r = n >> 8 & 0xF, g = n >> 4 & 0xF, b = n & 0xF
+            return (r * 17) << 16 | (g * 17) << 8 | b * 17
+        }
+        return nil
+    }
+
+    /// The colour `0xRRGGBB` of an ASS colour argument `&HBBGGRR&` (or `&HAABBGGRR&`).
+    static func assColour(_ argument: String) -> Int? {
+        var v = argument.uppercased()
+        guard v.hasPrefix("&H") else { return nil }
+        v = String(v.dropFirst(2).prefix { $0 != "&" })
+        guard !v.isEmpty, v.count <= 8, let n = Int(v, radix: 16) else { return nil }
+        return (n & 0xFF) << 16 | (n & 0xFF00) | (n >> 16 & 0xFF)
+    }
+
+    /// `&HBBGGRR&` for `0xRRGGBB`.
+    static func assColourText(_ rgb: Int) -> String {
+        let bgr = (rgb & 0xFF) << 16 | (rgb & 0xFF00) | (rgb >> 16 & 0xFF)
+        return "&H" + String(format: "%06X", bgr) + "&"
+    }
+
+    /// `#rrggbb` for `0xRRGGBB`.
+    static func htmlColourText(_ rgb: Int) -> String { "#" + String(format: "%06x", rgb) }
+
+    /// The WebVTT default colour class of `0xRRGGBB`, if it is one.
+    static func webVTTClass(_ rgb: Int) -> String? { webVTTColours.first { $0.rgb == rgb }?.name }
+
+    /// The colour of a WebVTT default colour class.
+    static func webVTTColour(_ name: String) -> Int? { webVTTColours.first { $0.name == name.lowercased() }?.rgb }
+
+    // MARK: Alignment
+
+    /// WebVTT cue settings for ASS alignment `\an1…9` (numpad layout; 2, bottom centre, is none).
+    static func webVTTSettings(alignment n: Int) -> String {
+        var parts: [String] = []
+        switch (n - 1) / 3 {
+        case 2: parts.append("line:0")
+        case 1: parts.append("line:50%,center")
+        default: break
+        }
+        switch (n - 1) % 3 {
+        case 0: parts.append("align:left")
+        case 2: parts.append("align:right")
+        default: break
+        }
+        return parts.joined(separator: " ")
+    }
+
+    /// The ASS alignment (`\an1…9`) of WebVTT cue settings, and the settings it cannot express
+    /// (`position`, `size`, `vertical`, `region`; by name).
+    static func alignment(webVTTSettings settings: String) -> (alignment: Int, lost: [String]) {
+        var row = 0, column = 1  // bottom, centre
+        var lost: [String] = []
+        for setting in settings.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            guard let colon = setting.firstIndex(of: ":") else { continue }
+            let name = setting[..<colon], value = setting[setting.index(after: colon)...]
+            switch name {
+            case "line":
+                let position = value.split(separator: ",").first.map(String.init) ?? ""
+                if position.hasSuffix("%"), let p = Double(position.dropLast()) {
+                    row = p < rowBoundaries.top ? 2 : p <= rowBoundaries.bottom ? 1 : 0
+                } else if let line = Int(position) {
+                    row = line >= 0 ? 2 : 0
+                }
+            case "align":
+                switch value {
+                case "left", "start": column = 0
+                case "right", "end": column = 2
+                default: column = 1
+                }
+            default:
+                lost.append(String(name))
+            }
+        }
+        return (row * 3 + column + 1, lost)
+    }
+}
+
+/// What a ``CueWriter`` could not express in its format: each kind of styling it dropped and in
+/// how many cues. One instance collects across all cues of one output.
+public final class StylingLoss {
+    /// The output format's name, as messages say it (`WebVTT`, `SubRip`, `ASS`, `Audacity labels`).
+    public let format: String
+    /// Kinds in the order first met (`\pos`, `<v> voice`, `cue setting position` …).
+    public private(set) var kinds: [String] = []
+    /// For each kind, the number of cues it was dropped from.
+    public private(set) var cueCounts: [String: Int] = [:]
+    private var current: [String] = []  // kinds dropped from the cue being written, in order
+
+    /// Creates an empty record for output in `format`.
+    public init(format: String) { self.format = format }
+
+    /// One line per kind: `ASS override \pos has no WebVTT form: dropped from 2 cue(s)`.
+    public var messages: [String] {
+        kinds.map { "\($0) has no \(format) form: dropped from \(cueCounts[$0] ?? 0) cue(s)" }
+    }
+
+    func drop(_ kind: String) { if !current.contains(kind) { current.append(kind) } }
+
+    /// Ends one cue: each kind it dropped counts once.
+    func endCue() {
+        for kind in current {
+            if cueCounts[kind] == nil { kinds.append(kind) }
+            cueCounts[kind, default: 0] += 1
+        }
+        current = []
+    }
+}
+
+// MARK: - Translation per format
+
+extension CueMarkup {
+    /// The kind name of a dropped override tag: `ASS override \pos`.
+    static func overrideKind(_ name: String) -> String { "ASS override \\\(name)" }
+
+    /// Cue text as SubRip text: SubRip markup and override blocks as they are; the WebVTT
+    /// settings block becomes `{\anN}`, `<c.colour>` a `<font color>`; other WebVTT markup
+    /// is dropped (its text kept).
+    static func subRip(_ text: String, loss: StylingLoss?) -> [String] {
+        var fonts: [Bool] = []  // per open <c>: whether it became a <font>
+        var out: [String] = []
+        for line in CueWriter.payloadLines(text) {
+            var s = ""
+            for piece in pieces(line) {
+                switch piece {
+                case .text(let t): s += t
+                case .override(_, let raw): s += raw
+                case .settings(let settings): s += alignmentBlock(webVTTSettings: settings, loss: loss)
+                case .tag(let tag):
+                    switch tag.name {
+                    case "i", "b", "u", "s", "font": s += tag.raw
+                    case "c":
+                        if tag.isEnd {
+                            if fonts.popLast() == true { s += "</font>" }
+                        } else {
+                            let colour = tag.classes.lazy.compactMap(webVTTColour).first
+                            fonts.append(colour != nil)
+                            if let colour { s += "<font color=\"\(htmlColourText(colour))\">" }
+                            for c in tag.classes where webVTTColour(c) == nil { loss?.drop("WebVTT class .\(c)") }
+                        }
+                    default:
+                        if !tag.isEnd { loss?.drop(webVTTTagKind(tag)) }
+                    }
+                }
+            }
+            if !AnnotationReader.isBlank(s) { out.append(s) }
+        }
+        loss?.endCue()
+        return out
+    }
+
+    /// `{\anN}` for WebVTT cue settings (nothing for bottom centre); the settings it cannot
+    /// express are counted in `loss`.
+    static func alignmentBlock(webVTTSettings settings: String, loss: StylingLoss?) -> String {
+        let (an, lost) = alignment(webVTTSettings: settings)
+        for setting in lost { loss?.drop("WebVTT cue setting \(setting)") }
+        return an == 2 ? "" : "{\\an\(an)}"
+    }
+
+    /// The kind name of a WebVTT tag no other format has.
+    static func webVTTTagKind(_ tag: Tag) -> String {
+        switch tag.name {
+        case "v": return "WebVTT voice <v>"
+        case "timestamp": return "WebVTT timestamp tag"
+        default: return "WebVTT <\(tag.name)>"
+        }
+    }
+
+    /// Cue text as WebVTT: the cue settings (from the settings block, else from the first
+    /// `\an`) and the payload lines, escaped (W3C WebVTT §4.2.2): `&` stays when it starts a
+    /// character reference, else `&amp;`; `<` and `>` of text become `&lt;` `&gt;`.
+    static func webVTT(_ text: String, loss: StylingLoss?) -> (settings: String, lines: [String]) {
+        var settings: String?
+        var alignment: Int?
+        var fonts: [Bool] = []  // per open <font>: whether it became a <c>
+        var open: Set<String> = []  // i, b, u opened by override tags
+        var colourOpen = false  // a <c> opened by \c
+        var out: [String] = []
+        for line in CueWriter.payloadLines(text) {
+            var s = ""
+            for piece in pieces(line) {
+                switch piece {
+                case .text(let t): s += CueWriter.escapeWebVTTText(t)
+                case .settings(let v): settings = settings ?? v
+                case .tag(let tag):
+                    switch tag.name {
+                    case "s": if !tag.isEnd { loss?.drop("strike-through <s>") }
+                    case "i", "b", "u": s += tag.isEnd ? "</\(tag.name)>" : "<\(tag.name)>"
+                    case "font":
+                        if tag.isEnd {
+                            if fonts.popLast() == true { s += "</c>" }
+                            continue
+                        }
+                        let colour = fontAttribute("color", in: tag.annotation).flatMap(htmlColour)
+                        let name = colour.flatMap(webVTTClass)
+                        fonts.append(name != nil)
+                        if let name { s += "<c.\(name)>" } else if colour != nil { loss?.drop("colour other than the WebVTT default colours") }
+                        for attribute in ["face", "size"] where fontAttribute(attribute, in: tag.annotation) != nil {
+                            loss?.drop("SubRip <font \(attribute)>")
+                        }
+                    default: s += tag.raw
+                    }
+                case .override(let tags, _):
+                    for t in tags {
+                        switch t.name {
+                        case "an": if alignment == nil, let n = Int(t.argument), (1...9).contains(n) { alignment = n }
+                        case "i", "b", "u":
+                            let on = (Int(t.argument) ?? 0) != 0
+                            if on && !open.contains(t.name) { s += "<\(t.name)>"; open.insert(t.name) }
+                            if !on && open.contains(t.name) { s += "</\(t.name)>"; open.remove(t.name) }
+                        case "c", "1c":
+                            if colourOpen { s += "</c>"; colourOpen = false }
+                            guard !t.argument.isEmpty else { continue }
+                            if let name = assColour(t.argument).flatMap(webVTTClass) {
+                                s += "<c.\(name)>"; colourOpen = true
+                            } else {
+                                loss?.drop("colour other than the WebVTT default colours")
+                            }
+                        default: loss?.drop(overrideKind(t.name))
+                        }
+                    }
+                }
+            }
+            if !AnnotationReader.isBlank(s) { out.append(s) }
+        }
+        loss?.endCue()
+        return (settings ?? alignment.map { webVTTSettings(alignment: $0) } ?? "", out)
+    }
+
+    /// Cue text as ASS event text and the event's `Name` (the first `<v>` voice): override
+    /// blocks as they are; SubRip and WebVTT tags as override tags; `{` and `}` of text as the
+    /// full-width `｛` `｝`; a backslash before `N`, `n` or `h` in text gets a word joiner (U+2060).
+    static func ass(_ text: String, loss: StylingLoss?) -> (name: String, text: String) {
+        var name: String?
+        var colours: [Int?] = []  // per open <font>/<c>: the colour it set, if any
+        var faces: [String?] = []  // per open <font>: the face it set, if any
+        var out: [String] = []
+        for line in CueWriter.payloadLines(text) {
+            var s = ""
+            for piece in pieces(line) {
+                switch piece {
+                case .text(let t): s += assEscape(t)
+                case .override(_, let raw): s += raw
+                case .settings(let settings): s += alignmentBlock(webVTTSettings: settings, loss: loss)
+                case .tag(let tag):
+                    switch tag.name {
+                    case "i", "b", "u", "s": s += "{\\\(tag.name)\(tag.isEnd ? 0 : 1)}"
+                    case "font", "c":
+                        if tag.isEnd {
+                            // Back to the colour (face) of the tag still open, else the style's.
+                            if let set = colours.popLast(), set != nil {
+                                let restored = colours.last { $0 != nil } ?? nil
+                                s += "{\\c\(restored.map(assColourText) ?? "")}"
+                            }
+                            if tag.name == "font", let set = faces.popLast(), set != nil {
+                                let restored = faces.last { $0 != nil } ?? nil
+                                s += "{\\fn\(restored ?? "")}"
+                            }
+                            continue
+                        }
+                        var colour: Int?
+                        if tag.name == "c" {
+                            colour = tag.classes.lazy.compactMap(webVTTColour).first
+                            for c in tag.classes where webVTTColour(c) == nil { loss?.drop("WebVTT class .\(c)") }
+                        } else {
+                            colour = fontAttribute("color", in: tag.annotation).flatMap(htmlColour)
+                            let face = fontAttribute("face", in: tag.annotation)
+                            faces.append(face)
+                            if let face { s += "{\\fn\(face)}" }
+                            if fontAttribute("size", in: tag.annotation) != nil { loss?.drop("SubRip <font size>") }
+                        }
+                        colours.append(colour)
+                        if let colour { s += "{\\c\(assColourText(colour))}" }
+                    case "v":
+                        guard !tag.isEnd else { continue }
+                        if name == nil { name = tag.annotation } else if name != tag.annotation { loss?.drop("a second WebVTT voice <v>") }
+                    default:
+                        if !tag.isEnd { loss?.drop(webVTTTagKind(tag)) }
+                    }
+                }
+            }
+            out.append(s)
+        }
+        loss?.endCue()
+        let field = (name ?? "").replacingOccurrences(of: ",", with: " ")
+        return (field, out.joined(separator: "\\N"))
+    }
+
+    /// Text for ASS: braces full-width, a backslash before N, n or h followed by a word joiner.
+    static func assEscape(_ text: String) -> String {
+        var out = ""
+        var i = text.startIndex
+        while i < text.endIndex {
+            let c = text[i]
+            let next = text.index(after: i)
+            switch c {
+            case "{": out += "｛"
+            case "}": out += "｝"
+            case "\\":
+                out += "\\"
+                if next < text.endIndex, "Nnh".contains(text[next]) { out += "\u{2060}" }
+            default: out.append(c)
+            }
+            i = next
+        }
+        return out
+    }
+}
