@@ -1,7 +1,8 @@
 import Foundation
 import Soundmark
 
-let soundmarkVersion = "0.1.0"
+/// The program's version (``OutputVersion/program``).
+let soundmarkVersion = OutputVersion.program
 
 /// File extensions picked up when a folder is walked (explicit files are tried whatever their name).
 let mediaExtensions: Set<String> = ["mp3", "m4a", "mp4", "m4v", "mkv", "mka", "webm", "ogg", "oga", "opus", "flac",

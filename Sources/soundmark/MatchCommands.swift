@@ -387,8 +387,8 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     }
     // Annotations of every reference found, mapped through the alignment map.
     var droppedCount: [String: Int] = [:]
-    let annotations = try referenceAnnotations(segments, catalog: catalog, index: index)
-    let mapped = mappedAnnotations(segments, duration: duration, annotations: annotations, index: index) { id, a in
+    let annotations = try ScanReport.referenceAnnotations(segments, catalog: catalog, index: index)
+    let mapped = ScanReport.mappedAnnotations(segments, duration: duration, annotations: annotations, index: index) { id, a in
         droppedCount[id, default: 0] += 1
         guard args.has("verbose") else { return }
         warn(String(format: "%@: annotation %.3f–%.3f s not aired, dropped: %@", id, a.start, a.end,
@@ -416,17 +416,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     case "json":
         print(scanReportJSON(source, result, mapped: mapped, warnings: InputWarnings.shared.take(source)).text)
     case "csv":
-        let rows = segments.map { s in
-            [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
-             String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
-             String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0),
-             String(format: "%.5f", s.timeScale),
-             s.alternatives.map { String(format: "%@ %.3f-%.3f", $0.item.id, $0.start, $0.end) }.joined(separator: "; ")]
-        }
-        // (timeScale: reference seconds per recording second; alternatives: the other references
-        // the stretch cannot be told from, "id start-end" in recording seconds, "; " between.)
-        print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew",
-                                     "timeScale", "alternatives"], rows: rows), terminator: "")
+        print(ScanReport.csv(segments), terminator: "")
     case "html":
         // The report page of this one recording (segments as airings, wall-clock times from --start-time).
         let shown = airings.map { a -> Airing in
@@ -478,56 +468,11 @@ func reportScan(_ source: String, _ result: ScannedRecording,
 }
 
 /// The JSON report of one scanned recording (`scan --format json`; also a worker's job report):
-/// `version`, `source`, the recording (its `source` again, kept for older readers, and its
-/// duration), its segments, the annotations of `mapped` (reference and cue in recording time),
-/// the partial material, then `warnings` (what was said on stderr about the recording) when there are any.
+/// ``ScanReport/json(source:duration:segments:markers:cues:partial:warnings:)`` of `result`.
 func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: String, cue: Cue)],
                     warnings: [String] = []) -> JSONOutput {
-    let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(result.duration))])
-    let cueJSON = mapped.map { m in
-        JSONOutput.object([("reference", .object([("id", .string(m.id))])), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
-                           ("text", .string(m.cue.text))])
-    }
-    let segmentJSON = result.marked?.map { $0.segment.json(marker: $0.marker) } ?? result.segments.map(\.json)
-    return JSONOutput.object([("version", versionJSON), ("source", .string(source)), ("recording", recording),
-                              ("segments", .array(segmentJSON)), ("cues", .array(cueJSON)),
-                              ("partial", .array(result.partial.map(\.json)))], warnings: warnings)
-}
-
-/// The annotations of every reference found in `segments`, by reference index (references
-/// without annotations are left out).
-func referenceAnnotations(_ segments: [Segment], catalog: Catalog, index: CatalogIndex) throws -> [Int: [Annotation]] {
-    var annotations: [Int: [Annotation]] = [:]
-    for ref in Set(segments.map(\.referenceIndex)) {
-        let list = try catalog.annotations(id: index.references[ref].item.id)
-        if !list.isEmpty { annotations[ref] = list }
-    }
-    return annotations
-}
-
-/// The annotations of every reference found in `segments`, mapped into recording time through
-/// the segments' alignment map, ordered by start (what scan's JSON report holds).
-/// `dropped(id, annotation)` receives each annotation of reference `id` that lies wholly in
-/// reference time that did not air.
-func mappedAnnotations(_ segments: [Segment], duration: Double, catalog: Catalog, index: CatalogIndex,
-                       dropped: (String, Annotation) -> Void = { _, _ in }) throws -> [(id: String, cue: Cue)] {
-    mappedAnnotations(segments, duration: duration, annotations: try referenceAnnotations(segments, catalog: catalog, index: index),
-                      index: index, dropped: dropped)
-}
-
-/// ``mappedAnnotations(_:duration:catalog:index:dropped:)`` with the annotations already read.
-func mappedAnnotations(_ segments: [Segment], duration: Double, annotations: [Int: [Annotation]], index: CatalogIndex,
-                       dropped: (String, Annotation) -> Void = { _, _ in }) -> [(id: String, cue: Cue)] {
-    let map = AlignmentMap(segments: segments, recordingDuration: duration)
-    var mapped: [(id: String, cue: Cue)] = []
-    for ref in annotations.keys.sorted() {
-        let id = index.references[ref].item.id
-        let result = map.cues(for: annotations[ref]!, referenceIndex: ref)
-        mapped += result.cues.map { (id, $0) }
-        for a in result.dropped { dropped(id, a) }
-    }
-    mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
-    return mapped
+    ScanReport.json(source: source, duration: result.duration, segments: result.segments, markers: result.marked?.map(\.marker),
+                    cues: mapped, partial: result.partial, warnings: warnings)
 }
 
 /// The stderr lines of `scan`'s annotation cues: which segments are one cue each (no
@@ -546,32 +491,6 @@ func annotationCueNotes(_ source: String, play: AlignmentMap.PlayCues, map: Alig
         }
     }
     return notes
-}
-
-extension Segment {
-    /// The segment as JSON (bench contract: start, end, reference, referenceStart, referenceEnd, confidence, frequencySkew).
-    var json: JSONOutput {
-        .object([("start", .seconds(start)), ("end", .seconds(end)), ("reference", item.json),
-                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
-                 ("confidence", .number(confidence, decimals: 4)), ("frequencySkew", .number(frequencySkew, decimals: 4)),
-                 ("hits", .integer(hits)),
-                 ("alternatives", .array(alternatives.map { .object([("reference", $0.item.json), ("start", .seconds($0.start)),
-                                                                     ("end", .seconds($0.end))]) })),
-                 ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
-                                             ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
-                                             ("speed", .number(timeScale, decimals: 5))])]))])
-    }
-}
-
-extension PartialMaterial {
-    /// The segment's members but `alternatives` and `pieces` (`start`, `end`, `reference`,
-    /// `referenceStart`, `referenceEnd`, `confidence`, `frequencySkew`, `hits`), then `within`
-    /// (the play's reference) and `sharedSlots` (0…1).
-    var json: JSONOutput {
-        guard case .object(let members) = segment.json else { return segment.json }
-        return .object(members.filter { $0.0 != "alternatives" && $0.0 != "pieces" }
-                       + [("within", within.json), ("sharedSlots", .number(sharedSlots, decimals: 3))])
-    }
 }
 
 let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",

@@ -285,7 +285,7 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
         let marked = reader?.finish(fingerprinted, index: index)
         let scanned = ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, partial: partial, duration: duration,
                                        decoder: decoder, digest: digest, marked: marked)
-        let mapped = try mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
+        let mapped = try ScanReport.mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
         var airings = scanned.segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
         for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
         if let t = job.startTime {
