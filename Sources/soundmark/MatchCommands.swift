@@ -178,73 +178,12 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
 
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
-/// Items made on a thread of their own (decoded and fingerprinted chunks of a recording) up to
-/// `depth` items ahead of the reader (a bounded queue: memory stays flat however long the
-/// recording is). `produce` runs on that thread until it returns `nil` or throws.
-final class ChunkPipe<Item>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var queue: [Item] = []
-    private var finished = false
-    private var failure: Error?
-    private var stopped = false
-    private let depth: Int
-    private let produce: () throws -> Item?
-
-    init(depth: Int = 8, produce: @escaping () throws -> Item?) {
-        self.depth = depth
-        self.produce = produce
-        let thread = Thread { [self] in
-            while true {
-                let item: Item?
-                do {
-                    item = try self.produce()
-                } catch {
-                    condition.lock(); failure = error; finished = true; condition.broadcast(); condition.unlock()
-                    return
-                }
-                condition.lock()
-                guard let item, !stopped else { finished = true; condition.broadcast(); condition.unlock(); return }
-                while queue.count >= depth && !stopped { condition.wait() }
-                queue.append(item)
-                condition.broadcast()
-                condition.unlock()
-            }
-        }
-        thread.stackSize = 8 << 20
-        thread.start()
-    }
-
-    /// The next item, `nil` at the end; rethrows the producer's error where it happened.
-    func next() throws -> Item? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !finished { condition.wait() }
-        if !queue.isEmpty {
-            condition.broadcast()
-            return queue.removeFirst()
-        }
-        if let failure { throw failure }
-        return nil
-    }
-
-    deinit {
-        condition.lock(); stopped = true; condition.broadcast(); condition.unlock()
-    }
-}
-
-/// A chunk of a recording with the landmarks its samples completed (`samples` `nil`: the
-/// landmarks left at the end of the stream).
-struct FingerprintedChunk {
-    var samples: [Float]?
-    var landmarks: [Landmark]
-    /// The spectrogram rows the samples completed (frame, ``SpectrumRing/quantise(_:)`` levels).
-    var rows: [(frame: Int, levels: [UInt8])] = []
-}
-
-/// Decodes and scans a recording; returns the segments, the recording's playback duration in
-/// seconds and the decoder (for its streams). `onSamples` and `onAudio` see every decoded chunk (mono, the
-/// fingerprint's rate), e.g. for the library's digest and a marker detector.
-func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
+/// Decodes and scans a recording (``RecordingScan``, or a signature file); returns the segments
+/// (with the plays of imported Shazam references), the partial material, the recording's
+/// playback duration in seconds and the decoder (for its streams). `onSamples` and `onAudio`
+/// see every decoded chunk (mono, the fingerprint's rate), e.g. for the library's digest and a
+/// marker detector.
+func scanInput(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                    onAudio: (([Float]) -> Void)? = nil,
                    shazam: ShazamScanReferences? = nil) throws -> (segments: [Segment], partial: [PartialMaterial], duration: Double,
@@ -255,48 +194,11 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
         return (segments, [], duration, nil)
     }
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
-    let scanner = Scanner(index: index, options: options)
-    let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
-    // Decoding runs on a thread of its own, fingerprinting on another, each a few chunks ahead
-    // of the next stage, and matching on this one: three stages in a pipeline (the same
-    // landmarks in the same order: the result does not change). Decoding alone costs about what
-    // FFmpeg's own decode-only command does, so the scan's wall time follows it when the other
-    // two keep up.
-    let decoded = ChunkPipe<AudioChunk> { try decoder.nextChunk() }
-    var ended = false
-    let chunks = ChunkPipe<FingerprintedChunk> {
-        guard !ended else { return nil }
-        var landmarks: [Landmark] = []
-        guard let chunk = try decoded.next() else {
-            ended = true
-            generator.finish { landmarks.append($0) }
-            return FingerprintedChunk(samples: nil, landmarks: landmarks)
-        }
-        var rows: [(frame: Int, levels: [UInt8])] = []
-        chunk.samples.withUnsafeBufferPointer {
-            generator.append($0, emit: { landmarks.append($0) }, spectrum: { rows.append(($0, SpectrumRing.quantise($1))) })
-        }
-        return FingerprintedChunk(samples: chunk.samples, landmarks: landmarks, rows: rows)
-    }
-    var budget = ResidentIndexBudget(index: index.postings, sampleRate: index.configuration.sampleRate)
-    while let chunk = try chunks.next() {
-        for row in chunk.rows { scanner.consumeSpectrum(frame: row.frame, levels: row.levels) }
-        scanner.consume(chunk.landmarks)
-        guard let samples = chunk.samples else { continue }
-        samples.withUnsafeBufferPointer { onSamples?($0) }
-        onAudio?(samples)
-        // The index pages read so far leave the resident set when they pile up: scan memory
-        // stays bounded whatever the catalog's size (see ResidentIndexBudget).
-        budget.check(samples.count)
-    }
-    // Times are on the media's playback time line (see MediaDecoder); so is the duration.
-    // Segments end with the audio (the samples analysed, silence for a late start included).
-    let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
-    let seconds = Double(generator.sampleCount) / Double(index.configuration.sampleRate)
-    var segments = scanner.finish(recordingDuration: seconds)
+    let scanned = try RecordingScan(index: index, options: options).run(decoder: decoder, onSamples: onSamples, onAudio: onAudio)
+    var segments = scanned.segments
     // Imported Shazam references (no postings) through the recording's Shazam peaks.
     if let shazam { segments = try shazam.adding(to: segments, source: source, stream: stream) }
-    return (segments, scanner.partialMaterial, duration, decoder)
+    return (segments, scanned.partial, scanned.duration, decoder)
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {
@@ -330,7 +232,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let scans = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i -> ScannedRecording in
         var digest = AudioDigest()
         let reader = markerReaders[i]
-        let (fingerprinted, partial, duration, decoder) = try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose,
+        let (fingerprinted, partial, duration, decoder) = try scanInput(sources[i], index: index, stream: stream, options: options, verbose: verbose,
                                                                    onSamples: digests ? { digest.append($0) } : nil,
                                                                    onAudio: reader.map { r in { r.consume($0) } }, shazam: shazam)
         let marked = reader?.finish(fingerprinted, index: index)

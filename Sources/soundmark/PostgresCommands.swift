@@ -279,7 +279,7 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
         let catalog = try Catalog(path: pg.cachePath, readOnly: true)
         var digest = AudioDigest()
         let reader = try MarkerReader(scanArgs, catalog: catalog, sampleRate: index.configuration.sampleRate)
-        let (fingerprinted, partial, duration, decoder) = try scanRecording(job.media, index: index, stream: stream, options: options, verbose: false,
+        let (fingerprinted, partial, duration, decoder) = try scanInput(job.media, index: index, stream: stream, options: options, verbose: false,
                                                                    onSamples: { digest.append($0) },
                                                                    onAudio: reader.map { r in { r.consume($0) } })
         let marked = reader?.finish(fingerprinted, index: index)
