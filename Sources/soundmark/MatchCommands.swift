@@ -47,8 +47,9 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
 /// samples (when a library records it).
 typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder?, digest: AudioDigest?)
 
-/// Decodes and matches one clip (or reads a signature file, see SignatureCommands.swift: no
-/// decoder then); with `digest`, also takes the digest of its samples (the library's recording key).
+/// Decodes and matches one clip (``ClipIdentification``, with the matches of imported Shazam
+/// references), or reads a signature file (see SignatureCommands.swift: no decoder then); with
+/// `digest`, also takes the digest of its samples (the library's recording key).
 func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verbose: Bool, digest wanted: Bool = false,
                   catalogPath: String) throws -> IdentifiedClip {
     if let input = try signatureInput(source) {
@@ -56,16 +57,9 @@ func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verb
         return (signatures[0], matches, nil, nil)
     }
     let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
-    var digest = AudioDigest()
-    let configuration = matcher.index.configuration
-    var spectrum = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
-    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: configuration, role: .query,
-                                                       framings: Matcher.framings, onChunk: wanted ? { digest.append($0) } : nil,
-                                                       spectrum: { spectrum.append(frame: $0, levels: SpectrumRing.quantise($1)) })
-    let signature = signatures[0]
-    var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()), spectrum: spectrum)
-    matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: catalogPath)
-    return (signature, matches, decoder, wanted ? digest : nil)
+    let clip = try ClipIdentification(matcher: matcher).run(decoder: decoder, digest: wanted)
+    let matches = try addingShazamOnlyMatches(clip.matches, source: source, matcher: matcher, catalogPath: catalogPath)
+    return (clip.signature, matches, decoder, clip.digest)
 }
 
 /// Records the best match of an identified clip (none: the recording with no airings) in the library of `--library`.

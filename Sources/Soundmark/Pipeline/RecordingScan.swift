@@ -58,9 +58,8 @@ public struct RecordingScan {
                     onWarning: ((String) -> Void)? = nil,
                     onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                     onAudio: (([Float]) -> Void)? = nil) throws -> Result {
-        let warnings = WarningList()
-        let decoder = try MediaDecoder(source: source, sampleRate: index.configuration.sampleRate, streamIndex: streamIndex,
-                                       language: language) { warnings.append($0); onWarning?($0) }
+        let (decoder, warnings) = try WarningList.open(source, sampleRate: index.configuration.sampleRate, streamIndex: streamIndex,
+                                                       language: language, onWarning: onWarning)
         var result = try run(decoder: decoder, onSamples: onSamples, onAudio: onAudio)
         result.warnings = warnings.all
         return result
@@ -113,23 +112,5 @@ public struct RecordingScan {
         let seconds = Double(generator.sampleCount) / Double(index.configuration.sampleRate)
         let segments = scanner.finish(recordingDuration: seconds)
         return Result(segments: segments, partial: scanner.partialMaterial, duration: duration, decoder: decoder, warnings: [])
-    }
-}
-
-/// Warnings said on a decoding thread, read on the calling thread.
-final class WarningList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [String] = []
-
-    /// Keeps `warning` after those said before it.
-    func append(_ warning: String) {
-        lock.lock(); defer { lock.unlock() }
-        list.append(warning)
-    }
-
-    /// Every warning kept, in order.
-    var all: [String] {
-        lock.lock(); defer { lock.unlock() }
-        return list
     }
 }
