@@ -1,7 +1,8 @@
 import Foundation
 import Soundmark
 
-let soundmarkVersion = "0.1.0"
+/// The program's version (``OutputVersion/program``).
+let soundmarkVersion = OutputVersion.program
 
 /// File extensions picked up when a folder is walked (explicit files are tried whatever their name).
 let mediaExtensions: Set<String> = ["mp3", "m4a", "mp4", "m4v", "mkv", "mka", "webm", "ogg", "oga", "opus", "flac",
@@ -422,7 +423,7 @@ let findabilityCheckSeconds = 10.0
 ///   the catalog.
 func findabilityProblem(_ signature: Signature, samples: [Float], configuration: Configuration,
                         catalogSeconds: Double, path: String) -> String? {
-    // The query as identify makes it (identifyClip): framings, and framing 0's spectrum.
+    // The query as identify makes it (ClipIdentification): framings, and framing 0's spectrum.
     let generators = SignatureGenerator.framings(Matcher.framings, configuration: configuration, role: .query)
     var spectrum = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
     var first: [Landmark] = []

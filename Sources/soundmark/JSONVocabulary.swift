@@ -7,12 +7,11 @@ import Soundmark
 // strings in fields named `wall…`; the audio an object describes is its `source`, as given on
 // the command line; an output that is one object starts with `version`.
 
-/// The version of the JSON outputs' shapes (docs/schemas/): raised when a field is renamed,
-/// removed or changes type. 1: before the one vocabulary (airings' `"reference":"id"`).
-let jsonOutputFormat = 2
+/// The version of the JSON outputs' shapes (``OutputVersion/jsonFormat``).
+let jsonOutputFormat = OutputVersion.jsonFormat
 
-/// `{"program":"0.1.0","format":2}`: the program's version and ``jsonOutputFormat``.
-let versionJSON = JSONOutput.object([("program", .string(soundmarkVersion)), ("format", .integer(jsonOutputFormat))])
+/// `{"program":"0.1.0","format":2}` (``OutputVersion/json``).
+let versionJSON = OutputVersion.json
 
 /// A top-level output object: `version` first, then `members`.
 func versionedJSON(_ members: [(String, JSONOutput)]) -> JSONOutput {
@@ -23,10 +22,4 @@ func versionedJSON(_ members: [(String, JSONOutput)]) -> JSONOutput {
 /// (a library's airings and counts): `{"id","title","artist"}`, unknown values `null`.
 func referenceJSON(id: String, title: String?, artist: String?) -> JSONOutput {
     .object([("id", .string(id)), ("title", .optional(title)), ("artist", .optional(artist))])
-}
-
-/// The `reference` of a decoded audio marker: `{"id"}` of the reference whose payload it is, or
-/// `null` when the catalog records that payload for none.
-func markerReferenceJSON(_ id: String?) -> JSONOutput {
-    id.map { .object([("id", .string($0))]) } ?? .null
 }

@@ -93,15 +93,6 @@ struct LibraryTarget {
     }
 }
 
-extension Segment {
-    /// The segment as a library airing (recording times; duration from the catalog).
-    func airing(referenceDuration: Double?) -> Airing {
-        Airing(reference: item.id, title: item.title, artist: item.artist, referenceDuration: referenceDuration,
-               start: start, end: end, referenceStart: referenceStart, referenceEnd: referenceEnd,
-               confidence: confidence, frequencySkew: frequencySkew, timeScale: timeScale)
-    }
-}
-
 /// Records a monitor run into the library as it goes: the run is one recording, created at the
 /// start under a provisional digest; each activity is appended (one transaction) when it ends,
 /// so a crash keeps the activities ended so far; at the end the recording gets the digest of

@@ -125,21 +125,3 @@ func markerNote(_ m: SegmentMarker) -> String {
     if m.refined { text += ", refined" }
     return text + "]"
 }
-
-extension SegmentMarker {
-    /// `{"payload":n,"firstSeen":s,"windows":n,"confidence":c,"reference":{"id"}|null,"refined":b}`.
-    var json: JSONOutput {
-        .object([("payload", .integer(Int(payload))), ("firstSeen", .seconds(firstSeen)), ("windows", .integer(windows)),
-                 ("confidence", .number(confidence, decimals: 3)), ("reference", markerReferenceJSON(referenceID)),
-                 ("refined", .bool(refined))])
-    }
-}
-
-extension Segment {
-    /// ``json`` with a `marker` member (null when markers were read but none was decoded).
-    func json(marker: SegmentMarker?) -> JSONOutput {
-        guard case .object(var members) = json else { return json }
-        members.append(("marker", marker?.json ?? .null))
-        return .object(members)
-    }
-}

@@ -47,8 +47,9 @@ func runIdentify(_ args: ParsedArguments) throws -> Int32 {
 /// samples (when a library records it).
 typealias IdentifiedClip = (signature: Signature, matches: [MatchedMediaItem], decoder: MediaDecoder?, digest: AudioDigest?)
 
-/// Decodes and matches one clip (or reads a signature file, see SignatureCommands.swift: no
-/// decoder then); with `digest`, also takes the digest of its samples (the library's recording key).
+/// Decodes and matches one clip (``ClipIdentification``, with the matches of imported Shazam
+/// references), or reads a signature file (see SignatureCommands.swift: no decoder then); with
+/// `digest`, also takes the digest of its samples (the library's recording key).
 func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verbose: Bool, digest wanted: Bool = false,
                   catalogPath: String) throws -> IdentifiedClip {
     if let input = try signatureInput(source) {
@@ -56,16 +57,9 @@ func identifyClip(_ source: String, matcher: Matcher, stream: StreamChoice, verb
         return (signatures[0], matches, nil, nil)
     }
     let decoder = try openMedia(source, sampleRate: matcher.index.configuration.sampleRate, stream, verbose: verbose)
-    var digest = AudioDigest()
-    let configuration = matcher.index.configuration
-    var spectrum = SpectrumRing(width: configuration.maxBin - configuration.minBin + 1)
-    let signatures = try SignatureGenerator.signatures(decoding: decoder, configuration: configuration, role: .query,
-                                                       framings: Matcher.framings, onChunk: wanted ? { digest.append($0) } : nil,
-                                                       spectrum: { spectrum.append(frame: $0, levels: SpectrumRing.quantise($1)) })
-    let signature = signatures[0]
-    var matches = matcher.matchedItems(for: signature, reframed: Array(signatures.dropFirst()), spectrum: spectrum)
-    matches = try addingShazamOnlyMatches(matches, source: source, matcher: matcher, catalogPath: catalogPath)
-    return (signature, matches, decoder, wanted ? digest : nil)
+    let clip = try ClipIdentification(matcher: matcher).run(decoder: decoder, digest: wanted)
+    let matches = try addingShazamOnlyMatches(clip.matches, source: source, matcher: matcher, catalogPath: catalogPath)
+    return (clip.signature, matches, decoder, clip.digest)
 }
 
 /// Records the best match of an identified clip (none: the recording with no airings) in the library of `--library`.
@@ -166,73 +160,12 @@ func parseScanOptions(_ args: ParsedArguments) throws -> ScanOptions {
 
 let scanFormats = ["setlist", "json", "csv", "srt", "vtt", "ass", "cue", "audacity", "html"]
 
-/// Items made on a thread of their own (decoded and fingerprinted chunks of a recording) up to
-/// `depth` items ahead of the reader (a bounded queue: memory stays flat however long the
-/// recording is). `produce` runs on that thread until it returns `nil` or throws.
-final class ChunkPipe<Item>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var queue: [Item] = []
-    private var finished = false
-    private var failure: Error?
-    private var stopped = false
-    private let depth: Int
-    private let produce: () throws -> Item?
-
-    init(depth: Int = 8, produce: @escaping () throws -> Item?) {
-        self.depth = depth
-        self.produce = produce
-        let thread = Thread { [self] in
-            while true {
-                let item: Item?
-                do {
-                    item = try self.produce()
-                } catch {
-                    condition.lock(); failure = error; finished = true; condition.broadcast(); condition.unlock()
-                    return
-                }
-                condition.lock()
-                guard let item, !stopped else { finished = true; condition.broadcast(); condition.unlock(); return }
-                while queue.count >= depth && !stopped { condition.wait() }
-                queue.append(item)
-                condition.broadcast()
-                condition.unlock()
-            }
-        }
-        thread.stackSize = 8 << 20
-        thread.start()
-    }
-
-    /// The next item, `nil` at the end; rethrows the producer's error where it happened.
-    func next() throws -> Item? {
-        condition.lock()
-        defer { condition.unlock() }
-        while queue.isEmpty && !finished { condition.wait() }
-        if !queue.isEmpty {
-            condition.broadcast()
-            return queue.removeFirst()
-        }
-        if let failure { throw failure }
-        return nil
-    }
-
-    deinit {
-        condition.lock(); stopped = true; condition.broadcast(); condition.unlock()
-    }
-}
-
-/// A chunk of a recording with the landmarks its samples completed (`samples` `nil`: the
-/// landmarks left at the end of the stream).
-struct FingerprintedChunk {
-    var samples: [Float]?
-    var landmarks: [Landmark]
-    /// The spectrogram rows the samples completed (frame, ``SpectrumRing/quantise(_:)`` levels).
-    var rows: [(frame: Int, levels: [UInt8])] = []
-}
-
-/// Decodes and scans a recording; returns the segments, the recording's playback duration in
-/// seconds and the decoder (for its streams). `onSamples` and `onAudio` see every decoded chunk (mono, the
-/// fingerprint's rate), e.g. for the library's digest and a marker detector.
-func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
+/// Decodes and scans a recording (``RecordingScan``, or a signature file); returns the segments
+/// (with the plays of imported Shazam references), the partial material, the recording's
+/// playback duration in seconds and the decoder (for its streams). `onSamples` and `onAudio`
+/// see every decoded chunk (mono, the fingerprint's rate), e.g. for the library's digest and a
+/// marker detector.
+func scanInput(_ source: String, index: CatalogIndex, stream: StreamChoice, options: ScanOptions = ScanOptions(),
                    verbose: Bool, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                    onAudio: (([Float]) -> Void)? = nil,
                    shazam: ShazamScanReferences? = nil) throws -> (segments: [Segment], partial: [PartialMaterial], duration: Double,
@@ -243,48 +176,11 @@ func scanRecording(_ source: String, index: CatalogIndex, stream: StreamChoice, 
         return (segments, [], duration, nil)
     }
     let decoder = try openMedia(source, sampleRate: index.configuration.sampleRate, stream, verbose: verbose)
-    let scanner = Scanner(index: index, options: options)
-    let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
-    // Decoding runs on a thread of its own, fingerprinting on another, each a few chunks ahead
-    // of the next stage, and matching on this one: three stages in a pipeline (the same
-    // landmarks in the same order: the result does not change). Decoding alone costs about what
-    // FFmpeg's own decode-only command does, so the scan's wall time follows it when the other
-    // two keep up.
-    let decoded = ChunkPipe<AudioChunk> { try decoder.nextChunk() }
-    var ended = false
-    let chunks = ChunkPipe<FingerprintedChunk> {
-        guard !ended else { return nil }
-        var landmarks: [Landmark] = []
-        guard let chunk = try decoded.next() else {
-            ended = true
-            generator.finish { landmarks.append($0) }
-            return FingerprintedChunk(samples: nil, landmarks: landmarks)
-        }
-        var rows: [(frame: Int, levels: [UInt8])] = []
-        chunk.samples.withUnsafeBufferPointer {
-            generator.append($0, emit: { landmarks.append($0) }, spectrum: { rows.append(($0, SpectrumRing.quantise($1))) })
-        }
-        return FingerprintedChunk(samples: chunk.samples, landmarks: landmarks, rows: rows)
-    }
-    var budget = ResidentIndexBudget(index: index.postings, sampleRate: index.configuration.sampleRate)
-    while let chunk = try chunks.next() {
-        for row in chunk.rows { scanner.consumeSpectrum(frame: row.frame, levels: row.levels) }
-        scanner.consume(chunk.landmarks)
-        guard let samples = chunk.samples else { continue }
-        samples.withUnsafeBufferPointer { onSamples?($0) }
-        onAudio?(samples)
-        // The index pages read so far leave the resident set when they pile up: scan memory
-        // stays bounded whatever the catalog's size (see ResidentIndexBudget).
-        budget.check(samples.count)
-    }
-    // Times are on the media's playback time line (see MediaDecoder); so is the duration.
-    // Segments end with the audio (the samples analysed, silence for a late start included).
-    let duration = decoder.playbackDuration ?? Double(generator.sampleCount) / Double(index.configuration.sampleRate)
-    let seconds = Double(generator.sampleCount) / Double(index.configuration.sampleRate)
-    var segments = scanner.finish(recordingDuration: seconds)
+    let scanned = try RecordingScan(index: index, options: options).run(decoder: decoder, onSamples: onSamples, onAudio: onAudio)
+    var segments = scanned.segments
     // Imported Shazam references (no postings) through the recording's Shazam peaks.
     if let shazam { segments = try shazam.adding(to: segments, source: source, stream: stream) }
-    return (segments, scanner.partialMaterial, duration, decoder)
+    return (segments, scanned.partial, scanned.duration, decoder)
 }
 
 func runScan(_ args: ParsedArguments) throws -> Int32 {
@@ -318,7 +214,7 @@ func runScan(_ args: ParsedArguments) throws -> Int32 {
     let scans = OrderedWork(count: sources.count, jobs: min(try jobCount(args), sources.count)) { i -> ScannedRecording in
         var digest = AudioDigest()
         let reader = markerReaders[i]
-        let (fingerprinted, partial, duration, decoder) = try scanRecording(sources[i], index: index, stream: stream, options: options, verbose: verbose,
+        let (fingerprinted, partial, duration, decoder) = try scanInput(sources[i], index: index, stream: stream, options: options, verbose: verbose,
                                                                    onSamples: digests ? { digest.append($0) } : nil,
                                                                    onAudio: reader.map { r in { r.consume($0) } }, shazam: shazam)
         let marked = reader?.finish(fingerprinted, index: index)
@@ -375,8 +271,8 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     }
     // Annotations of every reference found, mapped through the alignment map.
     var droppedCount: [String: Int] = [:]
-    let annotations = try referenceAnnotations(segments, catalog: catalog, index: index)
-    let mapped = mappedAnnotations(segments, duration: duration, annotations: annotations, index: index) { id, a in
+    let annotations = try ScanReport.referenceAnnotations(segments, catalog: catalog, index: index)
+    let mapped = ScanReport.mappedAnnotations(segments, duration: duration, annotations: annotations, index: index) { id, a in
         droppedCount[id, default: 0] += 1
         guard args.has("verbose") else { return }
         warn(String(format: "%@: annotation %.3f–%.3f s not aired, dropped: %@", id, a.start, a.end,
@@ -404,17 +300,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     case "json":
         print(scanReportJSON(source, result, mapped: mapped, warnings: InputWarnings.shared.take(source)).text)
     case "csv":
-        let rows = segments.map { s in
-            [String(format: "%.3f", s.start), String(format: "%.3f", s.end), s.item.id, s.item.title ?? "", s.item.artist ?? "",
-             String(format: "%.3f", s.referenceStart), String(format: "%.3f", s.referenceEnd),
-             String(format: "%.4f", s.confidence), String(format: "%.4f", (s.frequencySkew * 10000).rounded() / 10000 + 0),
-             String(format: "%.5f", s.timeScale),
-             s.alternatives.map { String(format: "%@ %.3f-%.3f", $0.item.id, $0.start, $0.end) }.joined(separator: "; ")]
-        }
-        // (timeScale: reference seconds per recording second; alternatives: the other references
-        // the stretch cannot be told from, "id start-end" in recording seconds, "; " between.)
-        print(CueWriter.csv(header: ["start", "end", "id", "title", "artist", "referenceStart", "referenceEnd", "confidence", "frequencySkew",
-                                     "timeScale", "alternatives"], rows: rows), terminator: "")
+        print(ScanReport.csv(segments), terminator: "")
     case "html":
         // The report page of this one recording (segments as airings, wall-clock times from --start-time).
         let shown = airings.map { a -> Airing in
@@ -463,56 +349,11 @@ func reportScan(_ source: String, _ result: ScannedRecording,
 }
 
 /// The JSON report of one scanned recording (`scan --format json`; also a worker's job report):
-/// `version`, `source`, the recording (its `source` again, kept for older readers, and its
-/// duration), its segments, the annotations of `mapped` (reference and cue in recording time),
-/// the partial material, then `warnings` (what was said on stderr about the recording) when there are any.
+/// ``ScanReport/json(source:duration:segments:markers:cues:partial:warnings:)`` of `result`.
 func scanReportJSON(_ source: String, _ result: ScannedRecording, mapped: [(id: String, cue: Cue)],
                     warnings: [String] = []) -> JSONOutput {
-    let recording = JSONOutput.object([("source", .string(source)), ("duration", .seconds(result.duration))])
-    let cueJSON = mapped.map { m in
-        JSONOutput.object([("reference", .object([("id", .string(m.id))])), ("start", .seconds(m.cue.start)), ("end", .seconds(m.cue.end)),
-                           ("text", .string(m.cue.text))])
-    }
-    let segmentJSON = result.marked?.map { $0.segment.json(marker: $0.marker) } ?? result.segments.map(\.json)
-    return JSONOutput.object([("version", versionJSON), ("source", .string(source)), ("recording", recording),
-                              ("segments", .array(segmentJSON)), ("cues", .array(cueJSON)),
-                              ("partial", .array(result.partial.map(\.json)))], warnings: warnings)
-}
-
-/// The annotations of every reference found in `segments`, by reference index (references
-/// without annotations are left out).
-func referenceAnnotations(_ segments: [Segment], catalog: Catalog, index: CatalogIndex) throws -> [Int: [Annotation]] {
-    var annotations: [Int: [Annotation]] = [:]
-    for ref in Set(segments.map(\.referenceIndex)) {
-        let list = try catalog.annotations(id: index.references[ref].item.id)
-        if !list.isEmpty { annotations[ref] = list }
-    }
-    return annotations
-}
-
-/// The annotations of every reference found in `segments`, mapped into recording time through
-/// the segments' alignment map, ordered by start (what scan's JSON report holds).
-/// `dropped(id, annotation)` receives each annotation of reference `id` that lies wholly in
-/// reference time that did not air.
-func mappedAnnotations(_ segments: [Segment], duration: Double, catalog: Catalog, index: CatalogIndex,
-                       dropped: (String, Annotation) -> Void = { _, _ in }) throws -> [(id: String, cue: Cue)] {
-    mappedAnnotations(segments, duration: duration, annotations: try referenceAnnotations(segments, catalog: catalog, index: index),
-                      index: index, dropped: dropped)
-}
-
-/// ``mappedAnnotations(_:duration:catalog:index:dropped:)`` with the annotations already read.
-func mappedAnnotations(_ segments: [Segment], duration: Double, annotations: [Int: [Annotation]], index: CatalogIndex,
-                       dropped: (String, Annotation) -> Void = { _, _ in }) -> [(id: String, cue: Cue)] {
-    let map = AlignmentMap(segments: segments, recordingDuration: duration)
-    var mapped: [(id: String, cue: Cue)] = []
-    for ref in annotations.keys.sorted() {
-        let id = index.references[ref].item.id
-        let result = map.cues(for: annotations[ref]!, referenceIndex: ref)
-        mapped += result.cues.map { (id, $0) }
-        for a in result.dropped { dropped(id, a) }
-    }
-    mapped.sort { ($0.cue.start, $0.cue.end) < ($1.cue.start, $1.cue.end) }
-    return mapped
+    ScanReport.json(source: source, duration: result.duration, segments: result.segments, markers: result.marked?.map(\.marker),
+                    cues: mapped, partial: result.partial, warnings: warnings)
 }
 
 /// The stderr lines of `scan`'s annotation cues: which segments are one cue each (no
@@ -531,32 +372,6 @@ func annotationCueNotes(_ source: String, play: AlignmentMap.PlayCues, map: Alig
         }
     }
     return notes
-}
-
-extension Segment {
-    /// The segment as JSON (bench contract: start, end, reference, referenceStart, referenceEnd, confidence, frequencySkew).
-    var json: JSONOutput {
-        .object([("start", .seconds(start)), ("end", .seconds(end)), ("reference", item.json),
-                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
-                 ("confidence", .number(confidence, decimals: 4)), ("frequencySkew", .number(frequencySkew, decimals: 4)),
-                 ("hits", .integer(hits)),
-                 ("alternatives", .array(alternatives.map { .object([("reference", $0.item.json), ("start", .seconds($0.start)),
-                                                                     ("end", .seconds($0.end))]) })),
-                 ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
-                                             ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
-                                             ("speed", .number(timeScale, decimals: 5))])]))])
-    }
-}
-
-extension PartialMaterial {
-    /// The segment's members but `alternatives` and `pieces` (`start`, `end`, `reference`,
-    /// `referenceStart`, `referenceEnd`, `confidence`, `frequencySkew`, `hits`), then `within`
-    /// (the play's reference) and `sharedSlots` (0…1).
-    var json: JSONOutput {
-        guard case .object(let members) = segment.json else { return segment.json }
-        return .object(members.filter { $0.0 != "alternatives" && $0.0 != "pieces" }
-                       + [("within", within.json), ("sharedSlots", .number(sharedSlots, decimals: 3))])
-    }
 }
 
 let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",

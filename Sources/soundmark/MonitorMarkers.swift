@@ -157,7 +157,7 @@ final class MonitorMarkers {
                     }
                 }
                 let marker = JSONOutput.object([("payload", .integer(Int(w.payload))), ("firstSeen", .seconds(w.end)),
-                                                ("reference", markerReferenceJSON(reference)), ("refined", .bool(refined))])
+                                                ("reference", SegmentMarker.referenceJSON(reference)), ("refined", .bool(refined))])
                 writer.write(.refined(id: id, segment: s), extra: [("trait", .object([("marker", .bool(true))])), ("marker", marker)],
                              note: "  [marker \(w.payload)\(reference.map { " = \($0)" } ?? "")\(refined ? ", refined" : "")]")
             }

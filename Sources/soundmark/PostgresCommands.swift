@@ -279,13 +279,13 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
         let catalog = try Catalog(path: pg.cachePath, readOnly: true)
         var digest = AudioDigest()
         let reader = try MarkerReader(scanArgs, catalog: catalog, sampleRate: index.configuration.sampleRate)
-        let (fingerprinted, partial, duration, decoder) = try scanRecording(job.media, index: index, stream: stream, options: options, verbose: false,
+        let (fingerprinted, partial, duration, decoder) = try scanInput(job.media, index: index, stream: stream, options: options, verbose: false,
                                                                    onSamples: { digest.append($0) },
                                                                    onAudio: reader.map { r in { r.consume($0) } })
         let marked = reader?.finish(fingerprinted, index: index)
         let scanned = ScannedRecording(segments: marked?.map(\.segment) ?? fingerprinted, partial: partial, duration: duration,
                                        decoder: decoder, digest: digest, marked: marked)
-        let mapped = try mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
+        let mapped = try ScanReport.mappedAnnotations(scanned.segments, duration: duration, catalog: catalog, index: index)
         var airings = scanned.segments.map { $0.airing(referenceDuration: index.references[$0.referenceIndex].duration) }
         for (i, m) in (marked ?? []).enumerated() { airings[i].marker = m.marker?.payload }
         if let t = job.startTime {

@@ -63,14 +63,6 @@ func warn(_ message: String, about source: String) {
     InputWarnings.shared.record(source, message)
 }
 
-extension JSONOutput {
-    /// `members` with a `"warnings"` array of strings appended when `warnings` is not empty (an
-    /// output without warnings stays as it was).
-    static func object(_ members: [(String, JSONOutput)], warnings: [String]) -> JSONOutput {
-        .object(members + (warnings.isEmpty ? [] : [("warnings", .array(warnings.map { .string($0) }))]))
-    }
-}
-
 extension MediaItem {
     /// "title – artist" for text output, on one line: control characters (newlines, tabs,
     /// escapes) become spaces. A missing or blank title is the id (``MediaItem/displayTitle``),
