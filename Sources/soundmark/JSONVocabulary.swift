@@ -10,7 +10,7 @@ import Soundmark
 /// The version of the JSON outputs' shapes (``OutputVersion/jsonFormat``).
 let jsonOutputFormat = OutputVersion.jsonFormat
 
-/// `{"program":"0.1.0","format":2}` (``OutputVersion/json``).
+/// `{"program":"0.1.0","format":3}` (``OutputVersion/json``).
 let versionJSON = OutputVersion.json
 
 /// A top-level output object: `version` first, then `members`.

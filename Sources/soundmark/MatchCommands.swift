@@ -379,7 +379,7 @@ let scanCommand = CommandSpec(words: ["scan"], usage: "RECORDING...",
     details: """
     Slides the matcher over the whole recording (file, URL or -) and writes one segment per stretch of catalog
     audio: start and end in the recording, the reference, referenceStart/referenceEnd in the reference (s),
-    confidence, frequencySkew (pitch) and speed (time scale). Crossfades, repeats and seeks start new
+    confidence, frequencySkew (pitch) and timeScale (tempo). Crossfades, repeats and seeks start new
     segments; a key-lock tempo change or a pause the reference shares does not. Recordings have no
     length limit.
     Annotations of the references found are mapped into recording time through the segments: a cue cut

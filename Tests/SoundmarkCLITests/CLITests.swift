@@ -90,7 +90,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(version.status, 0)
         // Issue 39.4: "(format 1)" named neither format while the README gave the catalog's as 2.
         XCTAssertNotNil(version.stdout.range(of: #"^soundmark \d+\.\d+\.\d+ \(catalog format 3, fingerprint format 1, "#
-                                             + #"library format 2, signature file 1, marker format 2, JSON output format 2\)\n$"#, options: .regularExpression),
+                                             + #"library format 2, signature file 1, marker format 2, JSON output format 3\)\n$"#, options: .regularExpression),
                         version.stdout)
 
         let identifyHelp = try soundmark("identify", "--help")
@@ -183,7 +183,7 @@ final class CLITests: XCTestCase {
         let r = try soundmark("identify", "--catalog", try catalog(), "--format", "json", silence)
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stdout.hasPrefix("{\"version\":{\"program\":\""), r.stdout)
-        XCTAssertTrue(r.stdout.hasSuffix("\"format\":2},\"source\":\"\(silence)\",\"matches\":[]}\n"), r.stdout)
+        XCTAssertTrue(r.stdout.hasSuffix("\"format\":3},\"source\":\"\(silence)\",\"matches\":[]}\n"), r.stdout)
         XCTAssertEqual(r.stderr, "")
         let text = try soundmark("identify", "--catalog", try catalog(), silence)
         XCTAssertEqual(text.status, 1)

@@ -58,7 +58,7 @@ final class JSONSchemaTests: XCTestCase {
         XCTAssertEqual(lines.map { $0["source"] as? String }, [clip, recording])
         XCTAssertEqual(Set(lines[0].keys), Set(identified[0].keys))
         let version = try XCTUnwrap(identified.first?["version"] as? [String: Any])
-        XCTAssertEqual(version["format"] as? Int, 2)
+        XCTAssertEqual(version["format"] as? Int, 3)
         XCTAssertNotNil((version["program"] as? String)?.range(of: #"^\d+\.\d+\.\d+$"#, options: .regularExpression))
 
         // scan (one recording and several), recorded into a library with wall-clock times.

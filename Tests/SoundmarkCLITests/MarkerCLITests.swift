@@ -85,7 +85,7 @@ final class MarkerCLITests: XCTestCase {
             XCTAssertEqual(detect.out, "", sample)
             let json = try run(bin, ["marker", "detect", "--format", "json", original])
             XCTAssertTrue(json.out.hasPrefix("{\"version\":{\"program\":\""), json.out)
-            XCTAssertTrue(json.out.hasSuffix("\"format\":2},\"source\":\"\(original)\",\"markers\":[]}\n"), json.out)
+            XCTAssertTrue(json.out.hasSuffix("\"format\":3},\"source\":\"\(original)\",\"markers\":[]}\n"), json.out)
         }
     }
 

@@ -7,10 +7,12 @@ public enum OutputVersion {
     public static let program = "0.1.0"
 
     /// The version of the JSON outputs' shapes (docs/schemas/): raised when a field is renamed,
-    /// removed or changes type. 1: before the one vocabulary (airings' `"reference":"id"`); now 2.
-    public static let jsonFormat = 2
+    /// removed or changes type. 1: before the one vocabulary (airings' `"reference":"id"`); 2: the
+    /// one vocabulary; 3 (now): scan's `pieces[].timeScale` (was `speed`), `library show`'s
+    /// `airingCount` (was `airings`, a count), `queue status` versioned with `jobs[].source` (was `media`).
+    public static let jsonFormat = 3
 
-    /// `{"program":"0.1.0","format":2}`: ``program`` and ``jsonFormat``.
+    /// `{"program":"0.1.0","format":3}`: ``program`` and ``jsonFormat``.
     public static let json = JSONOutput.object([("program", .string(program)), ("format", .integer(jsonFormat))])
 }
 

@@ -100,18 +100,24 @@ extension Segment {
     /// The segment as scan's JSON writes it: `start`, `end`, `reference` (``MediaItem/json``),
     /// `referenceStart`, `referenceEnd` (seconds, 3 decimals), `confidence`, `frequencySkew`
     /// (4 decimals), `hits`, `alternatives` (`reference`, `start`, `end`) and `pieces` (one:
-    /// the segment's times with its `speed`, the time scale, 5 decimals). The bench reads start,
+    /// the segment's times with its `timeScale`, reference seconds per recording second, 5 decimals). The bench reads start,
     /// end, reference, referenceStart, referenceEnd, confidence and frequencySkew.
     public var json: JSONOutput {
-        .object([("start", .seconds(start)), ("end", .seconds(end)), ("reference", item.json),
-                 ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
-                 ("confidence", .number(confidence, decimals: 4)), ("frequencySkew", .number(frequencySkew, decimals: 4)),
-                 ("hits", .integer(hits)),
-                 ("alternatives", .array(alternatives.map { .object([("reference", $0.item.json), ("start", .seconds($0.start)),
-                                                                     ("end", .seconds($0.end))]) })),
-                 ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
-                                             ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
-                                             ("speed", .number(timeScale, decimals: 5))])]))])
+        .object(alignmentMembers
+                + [("alternatives", .array(alternatives.map { .object([("reference", $0.item.json), ("start", .seconds($0.start)),
+                                                                       ("end", .seconds($0.end))]) })),
+                   ("pieces", .array([.object([("start", .seconds(start)), ("end", .seconds(end)),
+                                               ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
+                                               ("timeScale", .number(timeScale, decimals: 5))])]))])
+    }
+
+    /// The members a play and a stretch of partial material share: `start`, `end`, `reference`,
+    /// `referenceStart`, `referenceEnd`, `confidence`, `frequencySkew`, `hits`.
+    var alignmentMembers: [(String, JSONOutput)] {
+        [("start", .seconds(start)), ("end", .seconds(end)), ("reference", item.json),
+         ("referenceStart", .seconds(referenceStart)), ("referenceEnd", .seconds(referenceEnd)),
+         ("confidence", .number(confidence, decimals: 4)), ("frequencySkew", .number(frequencySkew, decimals: 4)),
+         ("hits", .integer(hits))]
     }
 
     /// ``json`` with a `marker` member (``SegmentMarker/json``; `null` when markers were read
@@ -136,9 +142,7 @@ extension PartialMaterial {
     /// `referenceStart`, `referenceEnd`, `confidence`, `frequencySkew`, `hits`), then `within`
     /// (the play's reference) and `sharedSlots` (0…1, 3 decimals).
     public var json: JSONOutput {
-        guard case .object(let members) = segment.json else { return segment.json }
-        return .object(members.filter { $0.0 != "alternatives" && $0.0 != "pieces" }
-                       + [("within", within.json), ("sharedSlots", .number(sharedSlots, decimals: 3))])
+        .object(segment.alignmentMembers + [("within", within.json), ("sharedSlots", .number(sharedSlots, decimals: 3))])
     }
 }
 
