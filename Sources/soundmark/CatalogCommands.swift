@@ -637,7 +637,9 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                                  properties: rowProperties)
             var outcome: AddOutcome?
             var level = input.idLevel
-            var replacing = explicitID != nil
+            // Another reference's audio is replaced only on --replace: an explicit id that
+            // happens to name other audio is refused (it was replaced silently).
+            var replacing = explicitID != nil && args.has(replaceOption.name)
             while outcome == nil {
                 do {
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
@@ -653,8 +655,11 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                     // A default id taken by another file's audio: take more of this file's path.
                     level += 1
                     while let next = input.id(level: level), batchIDs.contains(next) { level += 1 }
-                    guard explicitID == nil, let next = input.id(level: level) else {
-                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); pass --id (or an id column in --metadata) to choose another id or to replace it")
+                    if explicitID != nil {
+                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); choose another id, or pass --replace to replace that reference")
+                    }
+                    guard let next = input.id(level: level) else {
+                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); pass --id (or an id column in --metadata) to choose another id, with --replace to replace it")
                     }
                     item.id = next
                 }
@@ -859,7 +864,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
                           OptionSpec(name: "marker", value: "N", help: "the audio-marker payload this reference carries (one file only; 0…4294967295 or 0x…): scan and monitor then read markers and report them per segment"),
                           OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
-                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, jobsOption,
+                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, replaceOption, jobsOption,
                           shazamPeaksOption],
                 positional: 0...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",

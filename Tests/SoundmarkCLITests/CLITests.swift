@@ -405,10 +405,26 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(second.stderr.hasPrefix("a2-01: added 40.0 s"), second.stderr)
         let list2 = try soundmark("catalog", "list", "--catalog", db2)
         XCTAssertTrue(list2.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list2.stdout)
-        // An explicit --id is the user's say-so: other audio under it is replaced.
-        let forced = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", refs.appendingPathComponent("supertux-forest.ogg").path)
+        // Issue 40, item 4: an explicit --id naming other audio replaced it silently. It is
+        // refused, naming the reference's source; --replace replaces it.
+        let forest = refs.appendingPathComponent("supertux-forest.ogg").path
+        let refused = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", forest)
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertEqual(refused.stderr, "soundmark: \(forest): id '01' already names other audio (\(dir.appendingPathComponent("a1/01.ogg").path)); choose another id, or pass --replace to replace that reference\n")
+        XCTAssertEqual(try soundmark("catalog", "list", "--catalog", db2).stdout, list2.stdout, "nothing changed")
+        // The same through an id cell of --metadata.
+        let metadata = dir.appendingPathComponent("m.csv")
+        try "path,id\n\(forest),01\n".write(to: metadata, atomically: true, encoding: .utf8)
+        let byRow = try soundmark("catalog", "add", "--catalog", db2, "--metadata", metadata.path)
+        XCTAssertEqual(byRow.status, 2, byRow.stderr)
+        XCTAssertTrue(byRow.stderr.contains("id '01' already names other audio"), byRow.stderr)
+        let forced = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", "--replace", forest)
         XCTAssertEqual(forced.status, 0, forced.stderr)
-        XCTAssertTrue(forced.stderr.contains("replaced"), forced.stderr)
+        XCTAssertTrue(forced.stderr.hasPrefix("01: replaced (new audio)"), forced.stderr)
+        // Added again under its id, the file is its own reference: nothing to refuse.
+        let edited = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", forest)
+        XCTAssertEqual(edited.status, 0, edited.stderr)
+        XCTAssertTrue(edited.stderr.hasPrefix("01: skipped (already in the catalog, unchanged)"), edited.stderr)
     }
 
     func testTheSameRecordingAddedAgainIsSkippedAsADuplicate() throws {
