@@ -636,6 +636,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                                  artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
                                  properties: rowProperties)
             var outcome: AddOutcome?
+            var near: NearDuplicate?
             var level = input.idLevel
             // Another reference's audio is replaced only on --replace: an explicit id that
             // happens to name other audio is refused (it was replaced silently).
@@ -645,7 +646,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
                                                                 source: source, replacingOtherAudio: replacing, file: stamp,
                                                                 allowingDuplicateAudio: args.has("allow-duplicates"),
-                                                                checkingSameRecording: .aligned)
+                                                                checkingSameRecording: .aligned, reportingNearDuplicate: { near = $0 })
                 } catch SoundmarkError.idInUse(_, let id, let other) {
                     // The same file with new content (edited since it was added): replace it.
                     if let other, let source, absolutePath(other) == absolutePath(source) {
@@ -675,6 +676,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
             if args.has("shazam"), outcome != .unchanged { try storeShazamPeaks(of: input.path, id: item.id, in: catalog) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
+            if let near { FileHandle.standardError.write(Data((describe(near, id: item.id) + "\n").utf8)) }
         } catch {
             progress.finish()
             printError(describe(error))
