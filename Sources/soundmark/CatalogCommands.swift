@@ -637,14 +637,17 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                                  artist: given.artist ?? tags["artist"] ?? tags["album_artist"],
                                  properties: rowProperties)
             var outcome: AddOutcome?
+            var near: NearDuplicate?
             var level = input.idLevel
-            var replacing = explicitID != nil
+            // Another reference's audio is replaced only on --replace: an explicit id that
+            // happens to name other audio is refused (it was replaced silently).
+            var replacing = explicitID != nil && args.has(replaceOption.name)
             while outcome == nil {
                 do {
                     outcome = try catalog.addReferenceSignature(signature, representing: item, annotations: annotations,
                                                                 source: source, replacingOtherAudio: replacing, file: stamp,
                                                                 allowingDuplicateAudio: args.has("allow-duplicates"),
-                                                                checkingSameRecording: .aligned)
+                                                                checkingSameRecording: .aligned, reportingNearDuplicate: { near = $0 })
                 } catch SoundmarkError.idInUse(_, let id, let other) {
                     // The same file with new content (edited since it was added): replace it.
                     if let other, let source, absolutePath(other) == absolutePath(source) {
@@ -654,8 +657,11 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
                     // A default id taken by another file's audio: take more of this file's path.
                     level += 1
                     while let next = input.id(level: level), batchIDs.contains(next) { level += 1 }
-                    guard explicitID == nil, let next = input.id(level: level) else {
-                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); pass --id (or an id column in --metadata) to choose another id or to replace it")
+                    if explicitID != nil {
+                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); choose another id, or pass --replace to replace that reference")
+                    }
+                    guard let next = input.id(level: level) else {
+                        throw CommandError(message: "\(input.path): id '\(id)' already names other audio\(other.map { " (\($0))" } ?? ""); pass --id (or an id column in --metadata) to choose another id, with --replace to replace it")
                     }
                     item.id = next
                 }
@@ -671,6 +677,7 @@ private func addToCatalog(_ args: ParsedArguments, catalogPath: String) throws -
             if args.has("shazam"), outcome != .unchanged { try storeShazamPeaks(of: input.path, id: item.id, in: catalog) }
             progress.finish()
             report(item.id, outcome!, signature.duration, input.path)
+            if let near { FileHandle.standardError.write(Data((describe(near, id: item.id) + "\n").utf8)) }
         } catch {
             progress.finish()
             printError(describe(error))
@@ -860,7 +867,7 @@ let catalogCommands: [CommandSpec] = [
                           OptionSpec(name: "annotations", value: "FILE", help: "timed annotations (SRT, WebVTT, ASS/SSA or JSON) in reference time (one file only)"),
                           OptionSpec(name: "marker", value: "N", help: "the audio-marker payload this reference carries (one file only; 0…4294967295 or 0x…): scan and monitor then read markers and report them per segment"),
                           OptionSpec(name: "progress", value: nil, help: "show progress (count, time left) on stderr even when it is not a terminal"),
-                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, jobsOption,
+                          encodingOption, streamOption, languageOption, verboseStreamOption, allowDuplicatesOption, replaceOption, jobsOption,
                           shazamPeaksOption],
                 positional: 0...Int.max, run: runCatalogAdd),
     CommandSpec(words: ["catalog", "list"], usage: "", summary: "list the references (id, duration, title – artist)",

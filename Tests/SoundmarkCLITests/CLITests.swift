@@ -427,10 +427,26 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(second.stderr.hasPrefix("a2-01: added 40.0 s"), second.stderr)
         let list2 = try soundmark("catalog", "list", "--catalog", db2)
         XCTAssertTrue(list2.stdout.hasPrefix("01\t00:00:40\tThe Knolls of Doldesh"), list2.stdout)
-        // An explicit --id is the user's say-so: other audio under it is replaced.
-        let forced = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", refs.appendingPathComponent("supertux-forest.ogg").path)
+        // Issue 40, item 4: an explicit --id naming other audio replaced it silently. It is
+        // refused, naming the reference's source; --replace replaces it.
+        let forest = refs.appendingPathComponent("supertux-forest.ogg").path
+        let refused = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", forest)
+        XCTAssertEqual(refused.status, 2, refused.stderr)
+        XCTAssertEqual(refused.stderr, "soundmark: \(forest): id '01' already names other audio (\(dir.appendingPathComponent("a1/01.ogg").path)); choose another id, or pass --replace to replace that reference\n")
+        XCTAssertEqual(try soundmark("catalog", "list", "--catalog", db2).stdout, list2.stdout, "nothing changed")
+        // The same through an id cell of --metadata.
+        let metadata = dir.appendingPathComponent("m.csv")
+        try "path,id\n\(forest),01\n".write(to: metadata, atomically: true, encoding: .utf8)
+        let byRow = try soundmark("catalog", "add", "--catalog", db2, "--metadata", metadata.path)
+        XCTAssertEqual(byRow.status, 2, byRow.stderr)
+        XCTAssertTrue(byRow.stderr.contains("id '01' already names other audio"), byRow.stderr)
+        let forced = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", "--replace", forest)
         XCTAssertEqual(forced.status, 0, forced.stderr)
-        XCTAssertTrue(forced.stderr.contains("replaced"), forced.stderr)
+        XCTAssertTrue(forced.stderr.hasPrefix("01: replaced (new audio)"), forced.stderr)
+        // Added again under its id, the file is its own reference: nothing to refuse.
+        let edited = try soundmark("catalog", "add", "--catalog", db2, "--id", "01", forest)
+        XCTAssertEqual(edited.status, 0, edited.stderr)
+        XCTAssertTrue(edited.stderr.hasPrefix("01: skipped (already in the catalog, unchanged)"), edited.stderr)
     }
 
     func testTheSameRecordingAddedAgainIsSkippedAsADuplicate() throws {
@@ -473,6 +489,76 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertTrue(again.stderr.contains("knolls-again: added 40.0 s"), again.stderr)
         XCTAssertTrue(try soundmark("catalog", "list", "--catalog", db).stdout.contains("knolls-again\t"))
+    }
+
+    /// Issue 40, item 1: twelve 20 s radio spots on one music bed with different voice-overs
+    /// (espeak-ng, 6 dB under the bed, from 3 s): `catalog add` kept 1 of them (each was
+    /// "skipped, the same recording as" another: 80 % of its slots held the bed's landmarks).
+    /// A duplicate is now the same recording over the whole length: every spot is added, each
+    /// after the first with a line naming the spot it nearly duplicates and where they differ
+    /// (within the speech); an MP3 128k of a spot is still skipped as the same recording. Not in
+    /// the issue: the same music with another 2 s intro is added too, named a near-duplicate
+    /// that differs in its first 2 s.
+    func testSpotsOnOneMusicBedWithOtherVoiceOversAreAllKept() throws {
+        let espeak = "/usr/bin/espeak-ng", sox = "/usr/bin/sox"
+        guard FileManager.default.isExecutableFile(atPath: espeak), FileManager.default.isExecutableFile(atPath: sox) else {
+            throw XCTSkip("needs espeak-ng and sox")
+        }
+        let dir = Self.workDirectory.appendingPathComponent("spots-\(UUID().uuidString)")
+        let ads = dir.appendingPathComponent("ads")
+        try FileManager.default.createDirectory(at: ads, withIntermediateDirectories: true)
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        let knolls = Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path
+        try ffmpeg(["-ss", "5", "-t", "20", "-i", knolls, "-ac", "1", "-ar", "22050"], output: path("bed.wav"))
+        let lines = ["Visit Miller's hardware this weekend for twenty percent off all garden tools",
+                     "The new city bank account pays interest from the very first day",
+                     "Fresh bread every morning at the corner bakery on Main Street",
+                     "Call now to book your summer holiday with Sunshine Travel",
+                     "Green Valley dairy milk, straight from the farm to your table",
+                     "Tonight on channel five, the championship final live at eight",
+                     "Drive safely, the roads are wet and visibility is low tonight",
+                     "Pete's pizza delivers in thirty minutes or your next pizza is free",
+                     "The museum of modern art opens its new wing on Saturday",
+                     "Save energy at home with Acme insulation, call for a free quote",
+                     "Book tickets for the jazz festival now, three days of music in the park",
+                     "Doctor Smith's dental clinic is now accepting new patients"]
+        for (n, line) in lines.enumerated() {
+            XCTAssertEqual(try run(espeak, ["-v", "en", "-s", "150", "-w", path("vo\(n).wav"), line]).status, 0)
+            XCTAssertEqual(try run(sox, [path("vo\(n).wav"), "-r", "22050", "-c", "1", path("vo\(n)-20s.wav"), "pad", "3", "20", "trim", "0", "20"]).status, 0)
+            let mix = try run(sox, ["-m", "-v", "0.8", path("bed.wav"), "-v", "0.4", path("vo\(n)-20s.wav"), ads.appendingPathComponent("ad\(n).wav").path])
+            XCTAssertEqual(mix.status, 0, mix.stderr)
+        }
+        let db = path("ads.db")
+        let r = try soundmark("catalog", "add", "--catalog", db, ads.path)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderrLines.filter { $0.contains(": added 20.0 s") }.count, 12, r.stderr)
+        XCTAssertFalse(r.stderr.contains("skipped"), r.stderr)
+        let near = r.stderrLines.filter { $0.contains(": near-duplicate of 'ad") }
+        XCTAssertEqual(near.count, 11, r.stderr)
+        // Each names where the two differ: inside the speech (from 3 s, at most 5.3 s long).
+        for line in near {
+            let stretches = try line.matches(of: Regex(#"(\d+\.\d)–(\d+\.\d) s"#)).map {
+                (Double($0[1].substring ?? "") ?? -1, Double($0[2].substring ?? "") ?? -1)
+            }
+            XCTAssertFalse(stretches.isEmpty, String(line))
+            for (from, to) in stretches { XCTAssertTrue(from >= 2.5 && to <= 8.8, String(line)) }
+            XCTAssertTrue(line.hasSuffix("): kept as another recording"), String(line))
+        }
+        XCTAssertEqual(try soundmark("catalog", "list", "--catalog", db).stdout.split(separator: "\n").count, 12)
+        // A plain re-encoding of a spot is still the same recording.
+        try ffmpeg(["-i", ads.appendingPathComponent("ad3.wav").path, "-b:a", "128k"], output: path("ad3-copy.mp3"))
+        let copy = try soundmark("catalog", "add", "--catalog", db, path("ad3-copy.mp3"))
+        XCTAssertEqual(copy.stderr, "soundmark: \(path("ad3-copy.mp3")): skipped, the same recording as 'ad3' (use --allow-duplicates to add it as 'ad3-copy')\n")
+        // The same music with another 2 s intro: another recording, differing over its first 2 s.
+        let battle = Self.samples.appendingPathComponent("references/wesnoth-battle.ogg").path
+        try ffmpeg(["-t", "20", "-i", knolls, "-ac", "1", "-ar", "22050"], output: path("song.wav"))
+        try ffmpeg(["-t", "2", "-i", battle, "-ac", "1", "-ar", "22050"], output: path("intro.wav"))
+        try ffmpeg(["-ss", "2", "-i", path("song.wav")], output: path("rest.wav"))
+        XCTAssertEqual(try run(sox, [path("intro.wav"), path("rest.wav"), path("song-new-intro.wav")]).status, 0)
+        let songs = try soundmark("catalog", "add", "--catalog", db, path("song.wav"), path("song-new-intro.wav"))
+        XCTAssertEqual(songs.status, 0, songs.stderr)
+        XCTAssertTrue(songs.stderr.contains("song-new-intro: added 20.0 s"), songs.stderr)
+        XCTAssertTrue(songs.stderr.contains("song-new-intro: near-duplicate of 'song' (the same but for 0.0–2."), songs.stderr)
     }
 
     func testAnnotatingFromAnEmptyFileKeepsTheStoredAnnotations() throws {

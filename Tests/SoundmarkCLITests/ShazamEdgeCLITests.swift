@@ -125,6 +125,36 @@ final class ShazamEdgeCLITests: XCTestCase {
         XCTAssertTrue(both.stderr.contains("0 references"), both.stderr)
     }
 
+    /// Issue 40, item 8: a 400 KB .shazamcatalog that inflated to 400 MB made `signature show`
+    /// use 1.27 GB. What a catalog may inflate to is bounded by its size (``InflationBound``:
+    /// 64 times plus 1 MiB): a catalog with an 8 MB media title is refused with one line naming
+    /// the file, by `signature show` and `catalog import` alike; one with a 1 MB title is read.
+    func testShazamCatalogInflatingPastItsBoundIsRefused() throws {
+        try FileManager.default.createDirectory(at: Self.work, withIntermediateDirectories: true)
+        let real = try ShazamCatalog(data: Data(contentsOf: URL(fileURLWithPath: fixture("SoundCatalogKit_MyCatalog.shazamcatalog"))))
+        func catalog(titleBytes: Int, name: String) throws -> (path: String, size: Int) {
+            var entry = try XCTUnwrap(real.entries.first)
+            entry.mediaItems = [ShazamMediaItem(title: String(repeating: "x", count: titleBytes))]
+            let url = Self.work.appendingPathComponent(name)
+            let data = ShazamCatalog(entries: [entry]).dataRepresentation
+            try data.write(to: url)
+            return (url.path, data.count)
+        }
+        let bomb = try catalog(titleBytes: 8 << 20, name: "bomb.shazamcatalog")
+        let limit = InflationBound.limit(compressedBytes: bomb.size)
+        XCTAssertLessThan(limit, 8 << 20)
+        for command in [["signature", "show"], ["catalog", "import", "--catalog", Self.work.appendingPathComponent("bomb.db").path]] {
+            let r = try soundmark(command + [bomb.path])
+            XCTAssertEqual(r.status, 2, r.stderr)
+            XCTAssertEqual(r.stderr, "soundmark: \(bomb.path): shazamcatalog inflates to more than \(limit) bytes (64 times its \(bomb.size) bytes plus 1 MiB): refused as a decompression bomb\n")
+            XCTAssertEqual(r.stdout, "")
+        }
+        let fine = try catalog(titleBytes: 1 << 20, name: "long-title.shazamcatalog")
+        let shown = try soundmark(["signature", "show", fine.path])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertTrue(shown.stdout.contains("1 signature(s)"), shown.stdout)
+    }
+
     /// scan in both directions: a Shazam signature of a recording against references with
     /// Shazam peaks (`catalog add --shazam`), and the audio of the recording against imported
     /// Shazam signatures (references without audio). Recording: 10 s of supertux-forest from

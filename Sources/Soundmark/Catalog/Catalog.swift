@@ -274,12 +274,16 @@ public final class Catalog {
     ///     again under this one (`catalog add --allow-duplicates`); default `false`: ``AddOutcome/duplicate(of:)``.
     ///   - checkingSameRecording: when given (and duplicates are not allowed), audio that is the
     ///     same recording as a reference stored under another id (as `test` decides, `.aligned`:
-    ///     the same length, aligned from start to end; a re-encoding, a resampled copy) is ``AddOutcome/duplicate(of:)`` too. The check reads
+    ///     the same length, aligned from start to end, differing nowhere; a re-encoding, a
+    ///     resampled copy) is ``AddOutcome/duplicate(of:)`` too. The check reads
     ///     only a few stored references of the signature's length, looked up by fingerprint
     ///     (``DuplicateKeys``), and runs inside the write
     ///     transaction, after what other writers committed (on PostgreSQL, after the server's
     ///     changes are pulled under its lock): two processes adding copies of one recording at
     ///     once store it once. Default `nil`: only identical postings are duplicates.
+    ///   - reportingNearDuplicate: called, after the reference is stored, with the stored
+    ///     reference that `test` found shares most of it but differs somewhere
+    ///     (``SameRecordingVerdict/near(referenceIndex:differing:share:)``); default `nil`.
     ///   - replacingOtherAudio: when `false`, an id already holding other audio is refused with
     ///     ``SoundmarkError/idInUse(path:id:source:)`` instead of replaced (default `true`).
     ///   - file: the stamp of the source file, stored so that re-adding it unchanged can be
@@ -295,7 +299,8 @@ public final class Catalog {
     public func addReferenceSignature(_ signature: Signature, representing item: MediaItem,
                                       annotations: [Annotation]? = nil, source: String? = nil,
                                       replacingOtherAudio: Bool = true, file: FileStamp? = nil,
-                                      allowingDuplicateAudio: Bool = false, checkingSameRecording test: (any SameRecordingTest)? = nil) throws -> AddOutcome {
+                                      allowingDuplicateAudio: Bool = false, checkingSameRecording test: (any SameRecordingTest)? = nil,
+                                      reportingNearDuplicate: ((NearDuplicate) -> Void)? = nil) throws -> AddOutcome {
         guard signature.configuration.referenceAnalysis == configuration.referenceAnalysis else {
             throw SoundmarkError.catalogMismatch(path: path, reason: "signature made with another fingerprint configuration")
         }
@@ -309,15 +314,18 @@ public final class Catalog {
         let blob = PostingCodec.encode(postings)
         let digest = String(format: "%016llx", fnv1a64(blob) ^ UInt64(bitPattern: signature.sampleCount))
         let properties = String(decoding: (try? JSONEncoder.sorted.encode(item.properties)) ?? Data("{}".utf8), as: UTF8.self)
+        var near: NearDuplicate?
         do {
-            return try db.transaction {
+            let outcome: AddOutcome = try db.transaction {
+                near = nil
                 let same = try db.prepare("SELECT id FROM reference WHERE audio_digest = ?").bind(digest)
                 var sameIDs: [String] = []
                 while try same.step() { sameIDs.append(same.string(0) ?? "") }
                 if !sameIDs.isEmpty && !sameIDs.contains(item.id) && !allowingDuplicateAudio { return .duplicate(of: sameIDs[0]) }
                 let checked = test != nil && !allowingDuplicateAudio && !sameIDs.contains(item.id)
-                if checked, let test, let other = try storedSameRecording(as: signature, excluding: item.id, test: test) {
-                    return .duplicate(of: other)
+                if checked, let test, let found = try storedSameRecording(as: signature, excluding: item.id, test: test) {
+                    guard let different = found.near else { return .duplicate(of: found.id) }
+                    near = different
                 }
                 let existing = try reference(id: item.id)
                 if let existing, sameIDs.contains(item.id) {
@@ -355,6 +363,8 @@ public final class Catalog {
                 }
                 return existing == nil ? .added : .replaced
             }
+            if let near { reportingNearDuplicate?(near) }
+            return outcome
         } catch let error as SoundmarkError {
             throw error
         } catch {
@@ -363,13 +373,15 @@ public final class Catalog {
     }
 
     /// The id of a stored reference other than `id` that holds the same recording as `signature`
-    /// (as `test`, a ``SameRecordingTest``, decides): inside the caller's transaction. Candidates are looked
+    /// (`near` `nil`), else of one that shares most of it (`near`: how they differ),
+    /// as `test`, a ``SameRecordingTest``, decides: inside the caller's transaction. Candidates are looked
     /// up by fingerprint (``DuplicateKeys``): the references of its length (within
     /// `test`'s ``SameRecordingTest/lengthTolerance``) whose stored keys share most of the signature's,
     /// at most ``DuplicateKeys/candidates`` of them, are decoded and voted for. The check so
     /// reads a few references whatever the catalog holds (it decoded every reference of the
     /// same length before: 100 files of 12 s into 1,000 references of 12 s took minutes).
-    private func storedSameRecording(as signature: Signature, excluding id: String, test: any SameRecordingTest) throws -> String? {
+    private func storedSameRecording(as signature: Signature, excluding id: String,
+                                     test: any SameRecordingTest) throws -> (id: String, near: NearDuplicate?)? {
         try syncDuplicateKeys()
         let tolerance = test.lengthTolerance, rate = Double(configuration.sampleRate)
         let low = Int64(((signature.duration - tolerance) * rate).rounded(.down))
@@ -399,8 +411,13 @@ public final class Catalog {
         guard !candidates.isEmpty else { return nil }
         let list = Array(repeating: "?", count: candidates.count).joined(separator: ",")
         let index = try decodeIndex(filter: "WHERE r.id IN (\(list))", values: candidates)
-        guard !index.references.isEmpty, let hit = test.sameRecording(as: signature, in: index) else { return nil }
-        return index.references[hit].item.id
+        guard !index.references.isEmpty, let verdict = test.sameRecording(as: signature, in: index) else { return nil }
+        switch verdict {
+        case .same(let hit): return (index.references[hit].item.id, nil)
+        case .near(let hit, let differing, let share):
+            let id = index.references[hit].item.id
+            return (id, NearDuplicate(id: id, differing: differing, share: share))
+        }
     }
 
     static let duplicateKeyTable = """

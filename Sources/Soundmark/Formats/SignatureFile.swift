@@ -160,7 +160,10 @@ public struct SignatureFile: Equatable, Sendable {
             throw SoundmarkError.invalidSignature("truncated soundmark signature file header")
         }
         if let problem = config.problem { throw SoundmarkError.invalidSignature("configuration out of range: \(problem)") }
-        guard rawLength <= 1 << 28, let raw = try? ShazamCatalog.inflateRaw(Data(packed), limit: Int(rawLength)), raw.count == Int(rawLength) else {
+        guard Int(rawLength) <= InflationBound.limit(compressedBytes: packed.count) else {
+            throw SoundmarkError.invalidSignature("peak data of \(packed.count) bytes declares \(rawLength) bytes inflated, more than \(InflationBound.describe(compressedBytes: packed.count)): refused as a decompression bomb")
+        }
+        guard let raw = try? ShazamCatalog.inflateRaw(Data(packed), limit: Int(rawLength)), raw.count == Int(rawLength) else {
             throw SoundmarkError.invalidSignature("peak data does not inflate")
         }
         var b = ByteReader(raw)

@@ -1,4 +1,4 @@
-/// ``Matcher/sameRecording(as:)`` as the ``SameRecordingTest`` of `catalog add`, with
+/// ``Matcher/alignedCopies(of:)`` as the ``SameRecordingTest`` of `catalog add`, with
 /// ``Matcher/duplicateLengthTolerance``.
 public struct AlignedSameRecordingTest: SameRecordingTest {
     /// Creates the test.
@@ -7,14 +7,17 @@ public struct AlignedSameRecordingTest: SameRecordingTest {
     /// ``Matcher/duplicateLengthTolerance``.
     public var lengthTolerance: Double { Matcher.duplicateLengthTolerance }
 
-    /// `Matcher(index: index).sameRecording(as: signature)`'s reference index.
-    public func sameRecording(as signature: Signature, in index: CatalogIndex) -> Int? {
-        Matcher(index: index).sameRecording(as: signature)?.referenceIndex
+    /// The first of `Matcher(index: index).alignedCopies(of: signature)`: `.same` when no
+    /// stretch of it differs (``RecordingComparison/isSameRecording``), else `.near`.
+    public func sameRecording(as signature: Signature, in index: CatalogIndex) -> SameRecordingVerdict? {
+        guard let copy = Matcher(index: index).alignedCopies(of: signature).first else { return nil }
+        return copy.comparison.isSameRecording ? .same(referenceIndex: copy.referenceIndex)
+            : .near(referenceIndex: copy.referenceIndex, differing: copy.comparison.differing, share: copy.comparison.share)
     }
 }
 
 extension SameRecordingTest where Self == AlignedSameRecordingTest {
-    /// ``Matcher/sameRecording(as:)``: the same length, aligned from start to end at offset 0,
-    /// covering ``Matcher/duplicateCoverage`` of the slots.
+    /// ``Matcher/alignedCopies(of:)``: the same length, aligned from start to end at offset 0,
+    /// covering ``Matcher/duplicateCoverage`` of the slots, and no stretch that differs.
     public static var aligned: AlignedSameRecordingTest { AlignedSameRecordingTest() }
 }

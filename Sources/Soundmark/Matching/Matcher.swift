@@ -1245,18 +1245,39 @@ extension Matcher {
     public static let duplicateLengthTolerance = 0.25
 
     /// The reference that holds the same recording as `signature` (a re-encoding, a resampled or
-    /// re-wrapped copy), if any: the same length (within ``duplicateLengthTolerance``), aligned
-    /// from start to end at skew 0 and offset 0 (±2 frames), with aligned landmarks in at least
-    /// ``duplicateCoverage`` of its slots. A different edit of the same music (cut, extended,
-    /// sped up) is not a duplicate.
+    /// re-wrapped copy), if any: the first of ``alignedCopies(of:)`` that is one
+    /// (``RecordingComparison/isSameRecording``). A different edit of the same music (cut,
+    /// extended, sped up, another intro) or another spot on the same music bed is not.
     /// - Parameter signature: a reference signature (as ``Catalog/addReferenceSignature(_:representing:annotations:source:replacingOtherAudio:)`` stores it).
     /// - Returns: the reference's index in ``CatalogIndex/references`` and the covered share of slots, or `nil`.
     public func sameRecording(as signature: Signature) -> (referenceIndex: Int, coverage: Double)? {
+        alignedCopies(of: signature).first { $0.comparison.isSameRecording }.map { ($0.referenceIndex, $0.coverage) }
+    }
+
+    /// A stored reference aligned with a new signature from start to end: see ``alignedCopies(of:)``.
+    public struct AlignedCopy: Equatable, Sendable {
+        /// Its index in ``CatalogIndex/references``.
+        public var referenceIndex: Int
+        /// The share of the signature's slots holding a landmark aligned with it, 0…1.
+        public var coverage: Double
+        /// The two compared window by window.
+        public var comparison: RecordingComparison
+    }
+
+    /// The references that hold much of `signature` where it has it: the same length (within
+    /// ``duplicateLengthTolerance``), aligned from start to end at skew 0 and offset 0 (±2
+    /// frames), with aligned landmarks in at least ``duplicateCoverage`` of its slots; each
+    /// compared with it window by window (``RecordingComparison``). Those whose comparison
+    /// finds no stretch that differs are the same recording; the others share most of it (a
+    /// music bed under other speech, looped music under another melody, all but another intro)
+    /// and are near-duplicates. Best first: the same recordings, then by coverage.
+    public func alignedCopies(of signature: Signature) -> [AlignedCopy] {
         let landmarks = signature.landmarks.compactMap { hasher.prepare($0) }
-        guard !landmarks.isEmpty else { return nil }
+        guard !landmarks.isEmpty else { return [] }
         let unit = SpeedCandidate(timeScale: 1, frequencyScale: 1)
         let slotCount = max(1, (Int(landmarks.map(\.anchorFrame).max() ?? 0) + Matcher.slotFrames) / Matcher.slotFrames)
-        var best: (referenceIndex: Int, coverage: Double)?
+        let postings = PostingCodec.postings(of: signature)
+        var found: [AlignedCopy] = []
         // Only references of the same length can hold the same recording: each is voted for on
         // its own (the same votes as over the whole catalog), so the check costs nothing when
         // no reference has this length, whatever the catalog's size.
@@ -1267,9 +1288,12 @@ extension Matcher {
             guard let b = bestVotes(landmarks, unit, only: ref)[ref], abs(b.offset) <= 2 else { continue }
             let occupied = Set(alignedFrames(landmarks, unit, source: referencePostings(ref), offset: b.offset).map { $0 / Matcher.slotFrames }).count
             let coverage = Double(occupied) / Double(slotCount)
-            if coverage >= Matcher.duplicateCoverage, coverage > (best?.coverage ?? 0) { best = (ref, coverage) }
+            guard coverage >= Matcher.duplicateCoverage else { continue }
+            let comparison = RecordingComparison(query: postings, reference: index.postings.postings(of: ref), offset: b.offset,
+                                                 hop: index.configuration.hopDuration)
+            found.append(AlignedCopy(referenceIndex: ref, coverage: coverage, comparison: comparison))
         }
-        return best
+        return found.sorted { ($0.comparison.isSameRecording ? 1 : 0, $0.coverage) > ($1.comparison.isSameRecording ? 1 : 0, $1.coverage) }
     }
 }
 

@@ -70,6 +70,35 @@ final class SignatureFileTests: XCTestCase {
         XCTAssertThrowsError(try SignatureFile(data: other)) { XCTAssertTrue("\($0)".contains("file version 9"), "\($0)") }
     }
 
+    /// Issue 40, item 8 (the kind): a signature file whose header declares more inflated peak
+    /// data than ``InflationBound`` allows for its packed bytes is refused before inflating
+    /// (up to 256 MB was inflated whatever the file's size).
+    func testPeakDataDeclaringMoreThanTheInflationBoundIsRefused() throws {
+        var bytes = Array(try file(of: Array(try clip().prefix(24_000))).dataRepresentation)
+        let jsonLength = Int(ShazamSignature.le32(bytes, 8))
+        let packedAt = 12 + jsonLength + 1, rawAt = packedAt + 4
+        let packed = Int(ShazamSignature.le32(bytes, packedAt))
+        XCTAssertEqual(packedAt + 8 + packed + 4, bytes.count, "layout as written")
+        let declared = InflationBound.limit(compressedBytes: packed) + 1
+        XCTAssertEqual(declared, 64 * packed + 1_048_577)
+        withUnsafeBytes(of: UInt32(declared).littleEndian) { bytes.replaceSubrange(rawAt..<(rawAt + 4), with: $0) }
+        let crc = Self.crc32(bytes.dropLast(4))
+        withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange((bytes.count - 4)..<bytes.count, with: $0) }
+        XCTAssertThrowsError(try SignatureFile(data: Data(bytes))) {
+            XCTAssertEqual("\($0)", "\(SoundmarkError.invalidSignature("peak data of \(packed) bytes declares \(declared) bytes inflated, more than \(declared - 1) bytes (64 times its \(packed) bytes plus 1 MiB): refused as a decompression bomb"))")
+        }
+    }
+
+    /// CRC-32 (IEEE 802.3, reflected, as zlib's `crc32`).
+    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for b in bytes {
+            crc ^= UInt32(b)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
     /// A mono IEEE-float WAV file (format 3), so the decoder gives back exactly these samples.
     static func writeFloatWAV(_ samples: [Float], sampleRate: Int, to url: URL) throws {
         var d = Data()

@@ -118,11 +118,15 @@ public struct ShazamCatalog: Equatable, Sendable {
     }
 
     /// Reads a `.shazamcatalog` file's bytes.
-    /// - Throws: ``ShazamFormatError`` when the data does not inflate, a line is not JSON, the
+    /// - Throws: ``ShazamFormatError`` when the data does not inflate, inflates to more than
+    ///   ``InflationBound/limit(compressedBytes:)`` of its size, a line is not JSON, the
     ///   header is missing, a signature is not base64 or not a readable signature (its CRC is
     ///   checked), or a media item names no signature.
     public init(data: Data) throws {
-        let text = try ShazamCatalog.inflateRaw(data, limit: 1 << 30)
+        let text: [UInt8]
+        do { text = try ShazamCatalog.inflateRaw(data, limit: InflationBound.limit(compressedBytes: data.count)) } catch InflateError.limitExceeded {
+            throw ShazamFormatError("shazamcatalog inflates to more than \(InflationBound.describe(compressedBytes: data.count)): refused as a decompression bomb")
+        }
         var name = "", version = 0
         var entries: [Entry] = []
         var index: [String: Int] = [:]
@@ -188,7 +192,8 @@ public struct ShazamCatalog: Equatable, Sendable {
     /// - Parameters:
     ///   - limit: the most bytes to produce; more is an error (unless `partialOK`).
     ///   - partialOK: return what inflated so far when the data ends early or the limit is reached.
-    /// - Throws: ``ShazamFormatError`` for data zlib refuses, truncated data, or output above `limit`.
+    /// - Throws: ``ShazamFormatError`` for data zlib refuses or truncated data,
+    ///   `InflateError.limitExceeded` for output above `limit`.
     static func inflateRaw(_ data: Data, limit: Int, partialOK: Bool = false) throws -> [UInt8] {
         var stream = z_stream()
         guard inflateInit2_(&stream, -15, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
@@ -212,7 +217,7 @@ public struct ShazamCatalog: Equatable, Sendable {
             } while status == Z_OK && out.count <= limit && (stream.avail_in > 0 || stream.avail_out == 0)
         }
         if partialOK { return Array(out.prefix(limit)) }
-        guard out.count <= limit else { throw ShazamFormatError("shazamcatalog inflates to more than \(limit) bytes") }
+        guard out.count <= limit else { throw InflateError.limitExceeded }
         guard status == Z_STREAM_END else {
             if status == Z_OK || status == Z_BUF_ERROR { throw ShazamFormatError("shazamcatalog data ends early (truncated DEFLATE stream)") }
             let message = stream.msg.map { String(cString: $0) } ?? "error \(status)"
@@ -220,6 +225,9 @@ public struct ShazamCatalog: Equatable, Sendable {
         }
         return out
     }
+
+    /// Raw DEFLATE data that would inflate past the limit given.
+    enum InflateError: Error { case limitExceeded }
 
     /// Compresses `data` as raw DEFLATE (no header) with zlib's default level.
     static func deflateRaw(_ data: Data) -> Data {
