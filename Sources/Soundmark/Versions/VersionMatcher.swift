@@ -24,6 +24,22 @@ public struct VersionTuning: Equatable, Sendable {
     /// Poliner's "optimal transposition" on the mean chroma; Serrà et al.'s OTI). Default 12
     /// (all): affordable at 100 references and better under the room's colouring.
     public var keyShifts: Int = 12
+    /// Edge evidence (``VersionMatcher/trimmed(_:in:)``): length of the short windows that test
+    /// whether a set-list entry's song is still playing, seconds. Default 6: a fifth of a scan
+    /// window, short enough to place an edge within a few seconds, long enough (15 chroma
+    /// frames) for an alignment to tell the song's key from the others.
+    public var edgeWindowSeconds: Double = 6
+    /// Step between edge windows, seconds. Default 0.8 (2 chroma frames).
+    public var edgeStepSeconds: Double = 0.8
+    /// How far inward from an entry's edge the evidence is looked for, seconds. Default 40:
+    /// past that the entry keeps its edge (the scan windows already vouch for its middle).
+    public var edgeReachSeconds: Double = 40
+    /// Edge windows in a row whose evidence must hold for the song to be playing there. Default
+    /// 3 (2.4 s of steps): one window alone is often a chance chord.
+    public var edgeRun: Int = 3
+    /// Margin of the evidence, in mean frame cost (0…1): the entry's key must align this much
+    /// better than every key at least 3 semitones away. Default 0.01.
+    public var edgeMargin: Double = 0.01
 
     /// The defaults.
     public init() {}
@@ -282,6 +298,61 @@ public struct VersionMatcher: Sendable {
             segments[i - 1].end = cut
             segments[i].start = cut
         }
-        return segments.filter { $0.end > $0.start }
+        return segments.filter { $0.end > $0.start }.map { trimmed($0, in: prepared) }
+    }
+
+    /// Whether the song of `segment` is playing in the frames `start ..< start + length` of
+    /// `recording`: aligned with the segment's reference by ``SubsequenceDTW``, its key (the
+    /// segment's transposition) beats every key at least 3 semitones away (the "shifted lines"
+    /// of the chance model) by ``VersionTuning/edgeMargin``. Crowd, banter and other songs fit
+    /// all keys about alike; the song fits its own. `false` for frames outside the recording.
+    func songHolds(_ segment: VersionSegment, _ recording: PreparedChroma, start: Int, length: Int) -> Bool {
+        guard start >= 0, start + length <= recording.count else { return false }
+        let window = recording.slice(start..<(start + length))
+        let reference = references[segment.match.referenceIndex]
+        let key = ((segment.match.transposition % 12) + 12) % 12
+        var own = Float.greatestFiniteMagnitude, others = Float.greatestFiniteMagnitude
+        for s in 0..<12 {
+            let apart = min((s - key + 12) % 12, (key - s + 12) % 12)
+            guard s == key || apart >= 3, let a = SubsequenceDTW.align(window.transposed(by: s), in: reference) else { continue }
+            if s == key { own = a.distance } else { others = min(others, a.distance) }
+        }
+        return Double(own) < Double(others) - tuning.edgeMargin
+    }
+
+    /// `segment` with its edges moved inward to where the alignment's evidence holds: windows of
+    /// ``VersionTuning/edgeWindowSeconds`` every ``VersionTuning/edgeStepSeconds`` are tested
+    /// (``songHolds(_:_:start:length:)``) from the start forward and from the end backward,
+    /// up to ``VersionTuning/edgeReachSeconds``; the entry starts at the first window that begins
+    /// ``VersionTuning/edgeRun`` holding windows in a row and ends at the end of the last such
+    /// window. Edges only move inward (an entry never grows); without evidence within the
+    /// reach an edge stays. The reference times move with the edges at the segment's time scale.
+    public func trimmed(_ segment: VersionSegment, in recording: PreparedChroma) -> VersionSegment {
+        let frame = recording.frameDuration
+        let length = max(2, Int((tuning.edgeWindowSeconds / frame).rounded()))
+        let step = max(1, Int((tuning.edgeStepSeconds / frame).rounded()))
+        let reach = Int((tuning.edgeReachSeconds / frame).rounded())
+        let first = Int(segment.start / frame), last = Int(segment.end / frame)
+        var cache: [Int: Bool] = [:]
+        func holds(_ t: Int) -> Bool {
+            if let v = cache[t] { return v }
+            let v = songHolds(segment, recording, start: t, length: length)
+            cache[t] = v
+            return v
+        }
+        var result = segment
+        for t in stride(from: first, to: first + reach, by: step) where (0..<tuning.edgeRun).allSatisfy({ holds(t + $0 * step) }) {
+            result.start = max(segment.start, Double(t) * frame)
+            break
+        }
+        for t in stride(from: min(recording.count, last) - length, to: last - reach - length, by: -step)
+        where (0..<tuning.edgeRun).allSatisfy({ holds(t - $0 * step) }) {
+            result.end = min(segment.end, Double(t + length) * frame)
+            break
+        }
+        guard result.end > result.start else { return segment }
+        result.referenceStart = segment.referenceStart + (result.start - segment.start) * segment.timeScale
+        result.referenceEnd = segment.referenceEnd - (segment.end - result.end) * segment.timeScale
+        return result
     }
 }

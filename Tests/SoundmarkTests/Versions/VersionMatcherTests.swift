@@ -116,6 +116,35 @@ final class VersionMatcherTests: XCTestCase {
         XCTAssertEqual(segments[1].end, 196.7, accuracy: 5) // the floor: 5 s
     }
 
+    func testEntryEdgesMoveInToWhereTheSongsKeyHolds() {
+        let songs = (0..<3).map { Self.melody(seed: UInt64(20 + $0), count: 120) }  // 60 s each
+        let references = songs.map { ChromaAccumulator.chroma(of: Self.render($0, noteSeconds: 0.5)) }
+        let matcher = VersionMatcher(references: references)
+        // 20 s of a non-catalog melody, song 1 two semitones up (60 s), 20 s of another one.
+        let recording = Self.render(Self.melody(seed: 901, count: 40), noteSeconds: 0.5, harmonics: [1, 0.3])
+            + Self.render(songs[1], noteSeconds: 0.5, semitones: 2, harmonics: [1, 0.2, 0.5])
+            + Self.render(Self.melody(seed: 902, count: 40), noteSeconds: 0.5, harmonics: [1, 0.3])
+        let prepared = PreparedChroma(ChromaAccumulator.chroma(of: recording))
+        let match = VersionMatch(referenceIndex: 1, transposition: 2, timeScale: 1, referenceStart: 0, referenceEnd: 60,
+                                 distance: 0.1, score: 3, confidence: 0.99)
+        // An entry that spans both other melodies (5…95 s) is cut back to the song (20…80 s):
+        // the first 6 s window that begins three holding ones starts at frame 48 (19.2 s), the
+        // last such one ends at frame 201 (80.4 s); reference times follow at time scale 1.
+        let wide = VersionSegment(start: 5, end: 95, match: match, referenceStart: -15, referenceEnd: 75, timeScale: 1, windows: 5)
+        let trimmed = matcher.trimmed(wide, in: prepared)
+        XCTAssertEqual(trimmed.start, 19.2, accuracy: 1e-9)
+        XCTAssertEqual(trimmed.end, 80.4, accuracy: 1e-9)
+        XCTAssertEqual(trimmed.referenceStart, -0.8, accuracy: 1e-9)
+        XCTAssertEqual(trimmed.referenceEnd, 60.4, accuracy: 1e-9)
+        // Edges only move inward: an entry inside the song keeps its edges.
+        let inside = VersionSegment(start: 30, end: 70, match: match, referenceStart: 10, referenceEnd: 50, timeScale: 1, windows: 3)
+        XCTAssertEqual(matcher.trimmed(inside, in: prepared), inside)
+        // In the wrong key the song never holds: the edges stay.
+        var wrongKey = wide
+        wrongKey.match.transposition = -4
+        XCTAssertEqual(matcher.trimmed(wrongKey, in: prepared), wrongKey)
+    }
+
     func testCatalogStoresVersionFeaturesAndMigratesFormat2() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("versions-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
