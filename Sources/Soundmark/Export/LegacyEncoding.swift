@@ -70,10 +70,14 @@ public enum LegacyEncoding {
         "çğıöşüâî", "āčēģīķļņšūž", "ąčęėįšųūž", "äöõšž",
     ].map { Set($0) }
 
+    /// Greek or Cyrillic letters all in one case from which the text is taken for another
+    /// script's bytes (count): 8, about two words; shorter text has too few letters to say.
+    static let caselessLetters = 8
+
     /// Plausibility of decoded text, about −2…1 (1: every non-ASCII character is a letter of
     /// one script, Latin letters from one language's alphabet, no case flips inside words).
     static func score(_ text: String) -> Double {
-        var nonASCII = 0, bad = 0, flips = 0
+        var nonASCII = 0, bad = 0, flips = 0, capitals = 0
         var scripts: [String: Int] = [:]
         var latin: [Character] = []
         var previousLower = false
@@ -84,6 +88,7 @@ public enum LegacyEncoding {
             let v = u.value
             let isLetter = u.properties.isAlphabetic
             if isLetter && previousLower && u.properties.isUppercase && v >= 0x80 { flips += 1 }
+            if isLetter && u.properties.isUppercase && v >= 0x80 { capitals += 1 }
             previousLower = isLetter && u.properties.isLowercase
             let ideograph = (0x4E00...0x9FFF).contains(v)
             if ideograph && lastIdeograph && spaceSince { bad += 1 }  // Chinese and Japanese do not space ideographs
@@ -121,7 +126,14 @@ public enum LegacyEncoding {
         }
         guard nonASCII > 0 else { return 1 }
         let dominant = scripts.max { $0.value < $1.value }
+        // Greek and Cyrillic letters are all outside ASCII, and their text mixes cases (a capital
+        // starts a sentence or a name): a run of them in one case only is more likely a caseless
+        // script's bytes (Hebrew CP1255 puts its letters where CP1251 has lower case and KOI8-R
+        // upper case). The score drops by a fifth: under a caseless reading of the same bytes,
+        // still plausible alone.
         var good = Double(dominant?.value ?? 0)
+        if let dominant, dominant.key == "cyrillic" || dominant.key == "greek",
+           dominant.value >= caselessLetters, capitals == 0 || capitals == dominant.value { good -= 0.2 * Double(dominant.value) }
         if dominant?.key == "latin", !latin.isEmpty {
             let coverage = latinAlphabets.map { alphabet in Double(latin.filter { alphabet.contains($0) }.count) }.max() ?? 0
             good = coverage

@@ -64,6 +64,9 @@ final class InputLimitsTests: XCTestCase {
             ("CP949", "안녕하세요 세계, 이것은 시험입니다."), ("CP1251", "Съешь же ещё этих мягких французских булок."),
             ("CP1253", "Καλημέρα κόσμε, αυτό είναι ένα τεστ."), ("CP1252", "Voilà, ça déçoit les élèves à l’école."),
             ("SHIFT_JIS", "こんにちは世界、これはテストです。"),
+            // Issue 40 item 11: Hebrew subtitles were read as CP1251 ("щмен темн"): every byte is a
+            // letter in CP1251 (lower case) and KOI8-R (upper case) too, but Cyrillic text mixes cases.
+            ("CP1255", "שלום עולם, זה מבחן של כתוביות."),
         ]
         for (encoding, text) in texts {
             let bytes = try XCTUnwrap(encode(text, as: encoding), encoding)
@@ -71,6 +74,10 @@ final class InputLimitsTests: XCTestCase {
             XCTAssertEqual(guess.text, text, encoding)
             XCTAssertFalse(guess.doubtful, encoding)
         }
+        // Russian all in lower case still reads as Russian (ы, ь, я are no Hebrew letters), though
+        // as doubtful: the same bytes are upper-case KOI8-R.
+        let lower = "съешь же ещё этих мягких французских булок, да выпей чаю."
+        XCTAssertEqual(LegacyEncoding.detect(try XCTUnwrap(encode(lower, as: "CP1251")))?.text, lower)
         XCTAssertEqual(LegacyEncoding.iconvName("windows-1256"), "CP1256")
         XCTAssertEqual(LegacyEncoding.iconvName("euc-kr"), "CP949")
         XCTAssertNil(LegacyEncoding.iconvName("klingon"))
