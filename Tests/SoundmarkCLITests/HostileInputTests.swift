@@ -87,6 +87,21 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(try soundmark(["signature", "-o", path("t.smsig"), tone]).status, 0)
     }
 
+    /// Issue 40 item 11: a text file named `.flac` was "silent or too short" (FFmpeg takes the
+    /// format from the name and finds no frame): it is no media, in every command that reads it;
+    /// an empty WAV, which is a WAV, still holds no audio content.
+    func testATextFileNamedFlacIsNoMedia() throws {
+        let text = path("notes.flac")
+        try Data("hello, this is text and not audio\n".utf8).write(to: URL(fileURLWithPath: text))
+        let catalog = path("named.db")
+        XCTAssertEqual(try soundmark(["catalog", "add", "--catalog", catalog, try tone("named.wav")]).status, 0)
+        for command in [["identify", "--catalog", catalog, text], ["catalog", "add", "--catalog", catalog, text],
+                        ["signature", "-o", path("notes.sig"), text], ["scan", "--catalog", catalog, text]] {
+            assertRefused(try soundmark(command), "soundmark: cannot open \(text): not a media file or unsupported format (only its name looks like one)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("notes.sig")))
+    }
+
     /// A Shazam signature whose header says 0 samples was imported as a 0.0 s reference holding
     /// 444 peaks: it is refused, naming the file, and the catalog is not created.
     func testShazamSignatureOfZeroSamplesIsNotImported() throws {

@@ -74,6 +74,10 @@ public final class MediaDecoder {
     private let warningHandler: ((String) -> Void)?
 
     private var formatContext: UnsafeMutablePointer<AVFormatContext>?
+    /// A local file whose first 4 KiB no demuxer recognises (FFmpeg chose the format by the
+    /// file's name): when it yields no packet at all it is refused as no media, not reported
+    /// as silent.
+    private let formatFromNameOnly: Bool
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var frame: UnsafeMutablePointer<AVFrame>?
@@ -224,6 +228,8 @@ public final class MediaDecoder {
         self.isRawStream = opened.isRawStream
         self.standardInput = opened.standardInput
         self.vorbisFile = opened.vorbisFile
+        self.formatFromNameOnly = opened.format != nil && target.localPath != nil && target.namedPipe == nil
+            && !MediaDecoder.recognised(target, nil)
         if let info = opened.gapless {
             outputLimit = Int64((Double(info.validSamples) * Double(sampleRate) / Double(info.sampleRate)).rounded())
             limitSlack = Int64(3 * info.samplesPerFrame * sampleRate / info.sampleRate) + 64
@@ -490,6 +496,10 @@ public final class MediaDecoder {
             // Nothing but corrupt data (a file cut inside its first frames): one error, not a
             // warning per packet and then "no audio".
             throw MediaDecodingError.readFailed(path: source, reason: "no audio could be decoded (\(first))")
+        }
+        if samplesProduced == 0 && pendingCount == 0 && packetsDecoded == 0 && formatFromNameOnly {
+            // A text file named .flac: FFmpeg took the format from the name and found nothing in it.
+            throw MediaDecodingError.cannotOpen(path: source, reason: "not a media file or unsupported format (only its name looks like one)")
         }
         warnIfTruncated()
     }
