@@ -135,9 +135,13 @@ func main() -> Int32 {
     }
     do {
         let parsed = try parse(rest, for: spec)
-        if let path = parsed.value("output"), path != "-", spec.options.contains(where: \.redirectsStandardOutput) {
+        if let path = parsed.value("output"), path != "-" {
+            // Whoever writes it (standard output redirected here, or the command itself: signature,
+            // catalog export, the reports): never over one of the command's inputs.
             try refuseOutputOverAnInput(path, parsed)
-            return try runWritingStandardOutput(to: path, streamed: spec.streamsOutput) { try spec.run(parsed) }
+            if spec.options.contains(where: \.redirectsStandardOutput) {
+                return try runWritingStandardOutput(to: path, streamed: spec.streamsOutput) { try spec.run(parsed) }
+            }
         }
         return try spec.run(parsed)
     } catch let e as UsageError {

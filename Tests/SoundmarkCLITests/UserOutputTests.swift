@@ -16,6 +16,10 @@ final class UserOutputTests: XCTestCase {
         try CLISupport.run(try CLISupport.soundmarkBinary(), arguments, in: work, currentDirectory: directory)
     }
 
+    private func soundmark(_ arguments: [String]) throws -> CLISupport.Run {
+        try CLISupport.run(try CLISupport.soundmarkBinary(), arguments, in: work)
+    }
+
     private func path(_ name: String) -> String { work.appendingPathComponent(name).path }
 
     /// A catalog of samples/references with wesnoth-knolls annotated (samples/wesnoth-knolls.srt).
@@ -314,6 +318,24 @@ final class UserOutputTests: XCTestCase {
         XCTAssertEqual(overLibrary.status, 2, overLibrary.stderr)
         XCTAssertTrue(overLibrary.stderr.contains("it is also an input (--library"), overLibrary.stderr)
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: recording)), before)
+        // A trial the day after: the commands that write their -o file themselves (signature,
+        // catalog export, the reports) wrote it over the audio, the catalog or the library, exit 0.
+        let catalogBytes = try Data(contentsOf: URL(fileURLWithPath: db))
+        let libraryBytes = try Data(contentsOf: URL(fileURLWithPath: library))
+        for (command, input) in [(["signature", "-o", recording, recording], "argument \(recording)"),
+                                 (["signature", "--format", "shazam", "-o", recording, recording], "argument \(recording)"),
+                                 (["catalog", "export", "--catalog", db, "-o", db], "--catalog \(db)"),
+                                 (["catalog", "export", "--catalog", db, "-o", db + ".index"], "--catalog \(db)"),
+                                 (["report", "airings", "--library", library, "-o", library], "--library \(library)"),
+                                 (["report", "counts", "--library", library, "-o", library], "--library \(library)"),
+                                 (["report", "html", "--library", library, "-o", library], "--library \(library)")] {
+            let r = try soundmark(command)
+            XCTAssertEqual(r.status, 2, command.joined(separator: " "))
+            XCTAssertEqual(r.stderr, "soundmark: \(command[command.firstIndex(of: "-o")! + 1]): cannot write the output: it is also an input (\(input))\n")
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: recording)), before)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: db)), catalogBytes)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: library)), libraryBytes)
 
         let kept = path("keep.jsonl"), text = path("text.mp3")
         try Data("previous events\n".utf8).write(to: URL(fileURLWithPath: kept))
