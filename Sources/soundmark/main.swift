@@ -125,7 +125,7 @@ func main() -> Int32 {
             print(lines.joined(separator: "\n"))
             return args.count > 1 ? Exit.ok : Exit.error
         }
-        printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark --help')")
+        printError("unknown command '\(args.prefix(2).filter { $0 != "--help" }.joined(separator: " "))' (see 'soundmark --help')")
         return Exit.error
     }
     let rest = Array(args.dropFirst(spec.words.count))

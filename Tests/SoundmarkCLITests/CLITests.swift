@@ -116,6 +116,7 @@ final class CLITests: XCTestCase {
             XCTAssertFalse(text.stdout.contains("stdout"), "\(words) --help says stdout")
         }
         XCTAssertFalse(try soundmark("catalog", "upgrade", "--help").stdout.contains("format version 1"))
+        XCTAssertEqual(try soundmark("help", "nosuch").stderr, "soundmark: unknown command 'nosuch' (see 'soundmark --help')\n")
 
         assertOneLineError(try soundmark("frobnicate", "x"), naming: "frobnicate")
         assertOneLineError(try soundmark("catalog", "frobnicate"), naming: nil)

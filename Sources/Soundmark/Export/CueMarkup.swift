@@ -129,6 +129,21 @@ public enum CueMarkup {
         }
     }
 
+    /// WebVTT's cue setting names (W3C WebVTT §4.4): a `{vtt …}` block is cue settings only when
+    /// every word in it is one of them with a value (`line:0`); `{vtt is cool}` in a subtitle's
+    /// text is text.
+    static let cueSettingNames: Set<Substring> = ["vertical", "line", "position", "size", "align", "region"]
+
+    /// Whether `raw` (`{…}`, at the start of a cue's first line) is the stored cue settings block.
+    static func isSettingsBlock(_ raw: String) -> Bool {
+        guard raw.hasPrefix(settingsPrefix), raw.hasSuffix("}") else { return false }
+        let words = raw.dropFirst(settingsPrefix.count).dropLast().split(whereSeparator: { $0 == " " || $0 == "\t" })
+        return !words.isEmpty && words.allSatisfy { word in
+            guard let colon = word.firstIndex(of: ":"), colon != word.startIndex, word.index(after: colon) != word.endIndex else { return false }
+            return cueSettingNames.contains(word[..<colon])
+        }
+    }
+
     /// Splits one line of stored text into text and markup.
     static func pieces(_ line: String) -> [Piece] {
         let s = Array(line.unicodeScalars)
@@ -149,7 +164,7 @@ public enum CueMarkup {
                     flush()
                     out.append(.override(overrideTags(String(String.UnicodeScalarView(s[(i + 1)..<close]))), raw: raw))
                     i = close + 1
-                } else if raw.hasPrefix(settingsPrefix) {
+                } else if i == 0, isSettingsBlock(raw) {
                     flush()
                     out.append(.settings(String(raw.dropFirst(settingsPrefix.count).dropLast())
                         .trimmingCharacters(in: .whitespaces)))

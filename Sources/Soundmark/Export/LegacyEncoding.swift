@@ -56,6 +56,9 @@ public enum LegacyEncoding {
                 var inLeft = inBuf.count, outLeft = capacity
                 let r = iconv(cd, &inPtr, &inLeft, &outPtr, &outLeft)
                 guard r != -1 && inLeft == 0 else { return nil }
+                // Flush: CP1255 (and CP1258) hold the last letter back for a combining mark that may
+                // follow; without this a text ending in a Hebrew letter lost it ("שלום" read "שלו").
+                guard iconv(cd, nil, nil, &outPtr, &outLeft) != -1 else { return nil }
                 return capacity - outLeft
             }
         }
@@ -71,8 +74,8 @@ public enum LegacyEncoding {
     ].map { Set($0) }
 
     /// Greek or Cyrillic letters all in one case from which the text is taken for another
-    /// script's bytes (count): 8, about two words; shorter text has too few letters to say.
-    static let caselessLetters = 8
+    /// script's bytes (count): 4, a short word (Hebrew "שלום" is 4); shorter text has too few letters to say.
+    static let caselessLetters = 4
 
     /// Plausibility of decoded text, about −2…1 (1: every non-ASCII character is a letter of
     /// one script, Latin letters from one language's alphabet, no case flips inside words).

@@ -90,6 +90,18 @@ final class CueStylingTests: XCTestCase {
     }
 
     /// `{\anN}` ↔ WebVTT `line`/`align`: every alignment comes back as itself.
+    /// A new user's trial: an SRT cue `{vtt is cool} and fun` lost its braces' text in SRT and
+    /// put "is cool" into WebVTT's timing line: a `{vtt …}` block is cue settings only when each
+    /// word is a WebVTT cue setting with a value.
+    func testTextThatLooksLikeTheSettingsBlockIsText() {
+        let text = "{vtt is cool} and fun"
+        XCTAssertEqual(CueWriter.srt(cue(text), loss: StylingLoss(format: "SubRip")), "1\n00:00:01,000 --> 00:00:02,500\n\(text)\n\n")
+        XCTAssertEqual(CueWriter.webVTT(cue(text), loss: StylingLoss(format: "WebVTT")),
+                       "WEBVTT\n\n00:00:01.000 --> 00:00:02.500\n\(text)\n\n")
+        XCTAssertEqual(CueWriter.webVTT(cue("{vtt line:0 align:start}top"), loss: StylingLoss(format: "WebVTT")),
+                       "WEBVTT\n\n00:00:01.000 --> 00:00:02.500 line:0 align:start\ntop\n\n")
+    }
+
     func testAlignmentTranslatesBothWays() {
         let settings = (1...9).map { CueMarkup.webVTTSettings(alignment: $0) }
         XCTAssertEqual(settings, ["align:left", "", "align:right", "line:50%,center align:left", "line:50%,center",
