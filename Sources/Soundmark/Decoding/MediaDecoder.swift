@@ -21,10 +21,9 @@ import Glibc
 /// stereo input whose channels are out of phase gives their difference instead (see
 /// ``antiphaseRatio``), with a warning.
 ///
-/// An Ogg Vorbis file, pipe or network stream FFmpeg refuses (FFmpeg 5.1 rejects some old
-/// encoders' headers) is decoded with libvorbisfile instead (a network stream is fetched again
-/// from its start), with a warning that gives FFmpeg's reason; when nothing reads an input
-/// FFmpeg recognised (or a network stream), `cannotOpen` carries FFmpeg's own message.
+/// An Ogg Vorbis file or pipe FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' headers)
+/// is decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when
+/// nothing reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
 ///
 /// FFmpeg's own console logging is silenced; problems that do not stop decoding
 /// (a corrupt packet skipped, a premature end of input) are reported through the
@@ -207,8 +206,7 @@ public final class MediaDecoder {
                                            networkTimeout: networkTimeout, standardInput: standardInput, budget: budget)
         } catch let error as MediaDecodingError {
             guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex, language: language,
-                                                             error: error, standardInput: standardInput, warning: warning,
-                                                             networkTimeout: networkTimeout, budget: budget) else {
+                                                             error: error, standardInput: standardInput, warning: warning) else {
                 throw error
             }
             opened = fallback
@@ -886,24 +884,18 @@ extension MediaDecoder {
     /// warning that passes on FFmpeg's reason); `nil` otherwise.
     fileprivate static func vorbisFallback(source: String, requestedStream: Int?, language: String?,
                                            error: MediaDecodingError, standardInput: StandardInput?,
-                                           warning: ((String) -> Void)?, networkTimeout: Double, budget: GarbageBudget) -> Opened? {
+                                           warning: ((String) -> Void)?) -> Opened? {
         switch error {
         case .cannotOpen, .noAudioStream, .decoderUnavailable, .readFailed: break
         default: return nil
         }
         guard requestedStream == nil || requestedStream == 0 else { return nil }
         let reader: VorbisFileReader?
-        let target = resolve(source)
-        if let path = target.localPath {
+        if let path = resolve(source).localPath {
             reader = VorbisFileReader.looksLikeOgg(path) ? VorbisFileReader(path: path) : nil
         } else if let standardInput, standardInput.canReplay, standardInput.head.starts(with: Array("OggS".utf8)) {
             // Everything FFmpeg read is kept: libvorbisfile starts over from it.
             reader = VorbisFileReader(descriptor: standardInput.descriptor, after: standardInput.head)
-        } else if target.isNetwork && !target.isUDP {
-            // FFmpeg's demuxer dropped what it read: the stream is fetched again from its start.
-            var options: [String: String] = [:]
-            if !target.url.contains("rw_timeout=") && networkTimeout > 0 { options["rw_timeout"] = String(Int64(networkTimeout * 1_000_000)) }
-            reader = VorbisFileReader(networkURL: target.url, options: options, interrupt: budget.interruptCallback)
         } else {
             reader = nil
         }
@@ -1062,7 +1054,7 @@ extension MediaDecoder {
             // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
             let reason = target.isNetwork && openResult == soundmark_averror(EIO)
                 ? "network error (host not found, unreachable or refused)"
-                : openReason(openResult, detail: target.isNetwork || recognised(target, standardInput) ? openMessage : nil)
+                : openReason(openResult, detail: recognised(target, standardInput) ? openMessage : nil)
             throw MediaDecodingError.cannotOpen(path: source, reason: reason)
         }
         var success = false

@@ -43,59 +43,15 @@ final class VorbisFileReader {
         }
     }
 
-    /// Reads the network URL `url` (HTTP and the like) again from its start through FFmpeg's
-    /// I/O layer (`avio_open2`, with `options` such as `rw_timeout` and `interrupt`), when its
-    /// first bytes are an Ogg page; `nil` when they are not or libvorbisfile cannot read it.
-    /// FFmpeg's demuxer read and dropped the bytes it refused, so the stream is fetched anew.
-    convenience init?(networkURL url: String, options: [String: String], interrupt: AVIOInterruptCB) {
-        var context: UnsafeMutablePointer<AVIOContext>?
-        var dictionary: OpaquePointer?
-        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
-        var callback = interrupt
-        let opened = avio_open2(&context, url, AVIO_FLAG_READ, &callback, &dictionary)
-        av_dict_free(&dictionary)
-        guard opened >= 0, let context else { return nil }
-        var head = [UInt8](repeating: 0, count: 4)
-        let got = head.withUnsafeMutableBufferPointer { avio_read(context, $0.baseAddress, 4) }
-        guard got == 4, head == Array("OggS".utf8) else {
-            var toClose: UnsafeMutablePointer<AVIOContext>? = context
-            avio_closep(&toClose)
-            return nil
-        }
-        let callbacks = ov_callbacks(read_func: { buffer, size, count, source -> Int in
-            guard let buffer, let source, size > 0 else { return 0 }
-            let n = avio_read(source.assumingMemoryBound(to: AVIOContext.self), buffer.assumingMemoryBound(to: UInt8.self),
-                              Int32(clamping: size * count))
-            return n > 0 ? Int(n) / size : 0
-        }, seek_func: nil, close_func: nil, tell_func: nil)
-        self.init(closing: {
-            var toClose: UnsafeMutablePointer<AVIOContext>? = context
-            avio_closep(&toClose)
-        }) { file in
-            head.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { chars in
-                    ov_open_callbacks(UnsafeMutableRawPointer(context), file, chars.baseAddress, chars.count, callbacks)
-                }
-            }
-        }
-    }
-
-    /// What closes the reader's source after libvorbisfile lets go of it (a network stream's
-    /// I/O context); `nil` for a file (closed by libvorbisfile) or a descriptor (its owner's).
-    private let closeSource: (() -> Void)?
-
-    private init?(closing closeSource: (() -> Void)? = nil, open: (UnsafeMutablePointer<OggVorbis_File>) -> Int32) {
-        self.closeSource = closeSource
+    private init?(open: (UnsafeMutablePointer<OggVorbis_File>) -> Int32) {
         file = .allocate(capacity: 1)
         guard open(file) == 0 else {
             file.deallocate()
-            closeSource?()
             return nil
         }
         guard let info = ov_info(file, -1), info.pointee.channels > 0, info.pointee.rate > 0 else {
             ov_clear(file)
             file.deallocate()
-            closeSource?()
             return nil
         }
         channels = Int(info.pointee.channels)
@@ -147,7 +103,6 @@ final class VorbisFileReader {
     deinit {
         ov_clear(file)
         file.deallocate()
-        closeSource?()
     }
 }
 
