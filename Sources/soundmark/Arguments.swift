@@ -20,6 +20,19 @@ struct OptionSpec {
               value.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "|" }) else { return nil }
         return value.split(separator: "|").map(String.init)
     }
+
+    /// What the value of a numeric option is, by its placeholder (`SECONDS`: "a number of
+    /// seconds"; `N`, `C`, `RATE`: "a number"; `DB`: "a number of dB"), else nil. The parser
+    /// refuses a value that is no number at all with it; the option's range is checked where
+    /// the command reads the value (``numberOption(_:_:_:in:note:)``).
+    var numberKind: String? {
+        switch value {
+        case "SECONDS": return "a number of seconds"
+        case "DB": return "a number of dB"
+        case "N", "C", "RATE": return "a number"
+        default: return nil
+        }
+    }
 }
 
 /// A command: its words, options, positional arguments and what it does.
@@ -89,6 +102,14 @@ func parse(_ args: [String], for spec: CommandSpec) throws -> ParsedArguments {
             guard i < args.count else { throw UsageError(message: "option --\(name) needs a value (\(option.value!))") }
             value = args[i]
             i += 1
+            // `--title --id foo`: the value was left out and the next option taken for it.
+            if value.hasPrefix("--") || (value.count == 2 && value.hasPrefix("-") && spec.options.contains { $0.short == value.last }) {
+                throw UsageError(message: "option --\(name) needs a value (\(option.value!)), not the option '\(value)'"
+                                 + " (write --\(name)=\(value) if that is its value)")
+            }
+        }
+        if let kind = option.numberKind, Double(value.trimmingCharacters(in: .whitespaces)) == nil {
+            throw UsageError(message: "--\(name) needs \(kind), got '\(value)'")
         }
         if let choices = option.choices, !choices.contains(value) {
             let list = choices.count == 2 ? "\(choices[0]) or \(choices[1])" : "one of \(choices.joined(separator: ", "))"

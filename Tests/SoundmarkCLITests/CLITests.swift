@@ -236,6 +236,41 @@ final class CLITests: XCTestCase {
                            naming: "no-catalog.db")
     }
 
+    /// An option given without its value takes the next argument for it: `--min-duration rec.mp3`
+    /// said that scan takes at least 1 argument (the recording had become the minimum duration),
+    /// and `--title --id foo x.wav` stored "--id" as the title. A numeric option's value that is
+    /// no number, and a value that is an option, are refused naming the option (exit 2); the
+    /// option=value spelling still gives such a value, and a negative number is a value.
+    func testAnOptionWithoutItsValueIsNamed() throws {
+        let db = file("values.db")
+        let wav = file("values.wav")
+        let scan = try soundmark("scan", "--catalog", db, "--min-duration", "rec.mp3")
+        XCTAssertEqual(scan.status, 2)
+        XCTAssertEqual(scan.stderr, "soundmark: --min-duration needs a number of seconds, got 'rec.mp3' (see 'soundmark scan --help')\n")
+        let add = try soundmark("catalog", "add", "--catalog", db, "--title", "--id", "foo", wav)
+        XCTAssertEqual(add.status, 2)
+        XCTAssertEqual(add.stderr, "soundmark: option --title needs a value (TEXT), not the option '--id' "
+                       + "(write --title=--id if that is its value) (see 'soundmark catalog add --help')\n")
+        let short = try soundmark("identify", "--catalog", db, "--format", "-o", "out.json", wav)
+        XCTAssertEqual(short.status, 2)
+        XCTAssertEqual(short.stderr, "soundmark: option --format needs a value (text|json), not the option '-o' "
+                       + "(write --format=-o if that is its value) (see 'soundmark identify --help')\n")
+        let jobs = try soundmark("identify", "--catalog", db, "--jobs", "--verbose", wav)
+        XCTAssertEqual(jobs.status, 2)
+        XCTAssertEqual(jobs.stderr, "soundmark: option --jobs needs a value (N), not the option '--verbose' "
+                       + "(write --jobs=--verbose if that is its value) (see 'soundmark identify --help')\n")
+        // A negative number is a value (and out of range here), not an option.
+        let strength = try soundmark("marker", "embed", "--payload", "7", "--strength", "-3", wav, file("m.wav"))
+        XCTAssertEqual(strength.status, 2)
+        XCTAssertEqual(strength.stderr, "soundmark: --strength takes dB from -40 to -6, got '-3' (see 'soundmark marker embed --help')\n")
+        // --title=--id gives that title.
+        try ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5"], output: wav)
+        let inline = try soundmark("catalog", "add", "--catalog", db, "--title=--id", wav)
+        XCTAssertEqual(inline.status, 0, inline.stderr)
+        let list = try soundmark("catalog", "list", "--catalog", db)
+        XCTAssertEqual(list.stdout, "values\t00:00:05\t--id\n")
+    }
+
     func testIdentifyTruncatedFileDoesNotCrash() throws {
         let clip = try Data(contentsOf: Self.samples.appendingPathComponent("clip.mp3"))
         let truncated = file("truncated.mp3")

@@ -105,6 +105,29 @@ enum TestSupport {
     /// Runs `body` with standard input (descriptor 0) reading the bytes of file `path` through a
     /// pipe that a writer thread fills, then restores standard input.
     /// - Throws: when the file cannot be read or the pipe cannot be made; whatever `body` throws.
+    /// Starts `python3 -u script arguments…`, a server on 127.0.0.1 that prints the port it
+    /// listens on as its first line; returns the process (to terminate) and the port. Skips
+    /// the test when it does not start.
+    static func startLocalServer(script: URL, arguments: [String]) throws -> (server: Process, port: String) {
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", "-u", script.path] + arguments
+        let out = Pipe()
+        server.standardOutput = out
+        try server.run()
+        var port = ""
+        while !port.hasSuffix("\n") {
+            let byte = out.fileHandleForReading.readData(ofLength: 1)
+            guard !byte.isEmpty else {
+                server.terminate()
+                server.waitUntilExit()
+                throw XCTSkip("the test server did not start")
+            }
+            port += String(decoding: byte, as: UTF8.self)
+        }
+        return (server, port.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     static func withStandardInput<T>(from path: String, _ body: () throws -> T) throws -> T {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         var fds: [Int32] = [0, 0]

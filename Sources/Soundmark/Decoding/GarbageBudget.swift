@@ -10,14 +10,22 @@ import CFFmpeg
 /// a seek to a file's end moves) from the interrupt callback, which the file and network
 /// protocols call before every read (so a demuxer that loops inside one `av_read_frame`, e.g.
 /// MP3 resynchronising over zeros, is stopped too), and after each packet (custom I/O).
+///
+/// A budget is reached from FFmpeg's callbacks through an unretained pointer: whoever hands out
+/// ``interruptCallback`` keeps the budget alive, and the context it counts open, for as long as
+/// FFmpeg may call it, and clears ``format`` / ``io`` before that context is freed.
 final class GarbageBudget {
     /// Input bytes in one window: 256 MiB (about 3 s of `/dev/urandom`).
     static let windowBytes: Int64 = 256 << 20
     /// Decoded audio each window must yield, seconds.
     static let minimumAudioSeconds = 1.0
 
-    /// The format context whose I/O is counted (set once it is allocated).
+    /// The format context whose I/O is counted (set once it is allocated; `nil` once it is
+    /// freed, so that no callback reaches a closed context).
     var format: UnsafeMutablePointer<AVFormatContext>?
+    /// The I/O context counted when no format context reads it (a network stream fetched again
+    /// for libvorbisfile); takes precedence over ``format``; `nil` once it is closed.
+    var io: UnsafeMutablePointer<AVIOContext>?
     private var windowStart: Int64 = 0
     private var audioSeconds = 0.0
     /// Whether the budget ran out (the reads were interrupted).
@@ -34,7 +42,7 @@ final class GarbageBudget {
     /// Whether to give up now: a window of input was read with too little audio from it.
     func check() -> Bool {
         if exceeded { return true }
-        guard let pb = format?.pointee.pb else { return false }
+        guard let pb = io ?? format?.pointee.pb else { return false }
         let read = pb.pointee.bytes_read
         guard read - windowStart >= Self.windowBytes else { return false }
         if audioSeconds < Self.minimumAudioSeconds {

@@ -21,9 +21,10 @@ import Glibc
 /// stereo input whose channels are out of phase gives their difference instead (see
 /// ``antiphaseRatio``), with a warning.
 ///
-/// An Ogg Vorbis file or pipe FFmpeg refuses (FFmpeg 5.1 rejects some old encoders' headers)
-/// is decoded with libvorbisfile instead, with a warning that gives FFmpeg's reason; when
-/// nothing reads an input FFmpeg recognised, `cannotOpen` carries FFmpeg's own message.
+/// An Ogg Vorbis file, pipe or network stream FFmpeg refuses (FFmpeg 5.1 rejects some old
+/// encoders' headers) is decoded with libvorbisfile instead (a network stream is fetched again
+/// from its start), with a warning that gives FFmpeg's reason; when nothing reads an input
+/// FFmpeg recognised (or a network stream), `cannotOpen` carries FFmpeg's own message.
 ///
 /// FFmpeg's own console logging is silenced; problems that do not stop decoding
 /// (a corrupt packet skipped, a premature end of input) are reported through the
@@ -206,7 +207,8 @@ public final class MediaDecoder {
                                            networkTimeout: networkTimeout, standardInput: standardInput, budget: budget)
         } catch let error as MediaDecodingError {
             guard let fallback = MediaDecoder.vorbisFallback(source: source, requestedStream: streamIndex, language: language,
-                                                             error: error, standardInput: standardInput, warning: warning) else {
+                                                             error: error, standardInput: standardInput, warning: warning,
+                                                             networkTimeout: networkTimeout) else {
                 throw error
             }
             opened = fallback
@@ -248,6 +250,7 @@ public final class MediaDecoder {
         if frame != nil { av_frame_free(&frame) }
         if packet != nil { av_packet_free(&packet) }
         if codecContext != nil { avcodec_free_context(&codecContext) }
+        budget.format = nil
         if formatContext != nil { avformat_close_input(&formatContext) }
         standardInput?.close()
     }
@@ -525,17 +528,27 @@ public final class MediaDecoder {
     /// Decodes one block with libvorbisfile and resamples it; at the end, flushes the resampler.
     private func pump(_ reader: VorbisFileReader) throws {
         guard let frame else { finished = true; return }
-        switch reader.next() {
+        let block = reader.next()
+        if let budget = reader.budget, budget.exceeded {
+            finished = true
+            throw MediaDecodingError.readFailed(path: source, reason: GarbageBudget.reason)
+        }
+        switch block {
         case .end:
             try drainResampler()
             finished = true
         case .hole:
             warn("corrupt audio skipped at \(positionString()) (hole in the Ogg data)")
         case .failed(let code):
-            warn("input ended early at \(positionString()): libvorbisfile error \(code)")
+            if let readError = reader.readError {
+                warn("input ended early at \(positionString()): \(MediaDecoder.errorString(readError))")
+            } else {
+                warn("input ended early at \(positionString()): libvorbisfile error \(code)")
+            }
             try drainResampler()
             finished = true
         case let .audio(channels, count, channelCount, rate):
+            reader.budget?.add(seconds: Double(count) / Double(rate))
             frame.pointee.nb_samples = Int32(count)
             frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
             frame.pointee.sample_rate = Int32(rate)
@@ -884,18 +897,25 @@ extension MediaDecoder {
     /// warning that passes on FFmpeg's reason); `nil` otherwise.
     fileprivate static func vorbisFallback(source: String, requestedStream: Int?, language: String?,
                                            error: MediaDecodingError, standardInput: StandardInput?,
-                                           warning: ((String) -> Void)?) -> Opened? {
+                                           warning: ((String) -> Void)?, networkTimeout: Double) -> Opened? {
         switch error {
         case .cannotOpen, .noAudioStream, .decoderUnavailable, .readFailed: break
         default: return nil
         }
         guard requestedStream == nil || requestedStream == 0 else { return nil }
         let reader: VorbisFileReader?
-        if let path = resolve(source).localPath {
+        let target = resolve(source)
+        if let path = target.localPath {
             reader = VorbisFileReader.looksLikeOgg(path) ? VorbisFileReader(path: path) : nil
         } else if let standardInput, standardInput.canReplay, standardInput.head.starts(with: Array("OggS".utf8)) {
             // Everything FFmpeg read is kept: libvorbisfile starts over from it.
             reader = VorbisFileReader(descriptor: standardInput.descriptor, after: standardInput.head)
+        } else if target.isNetwork && !target.isUDP {
+            // FFmpeg's demuxer dropped what it read: the stream is fetched again from its start,
+            // counted by a budget of its own (the first attempt's format context is closed).
+            var options: [String: String] = [:]
+            if !target.url.contains("rw_timeout=") && networkTimeout > 0 { options["rw_timeout"] = String(Int64(networkTimeout * 1_000_000)) }
+            reader = VorbisFileReader(networkURL: target.url, options: options)
         } else {
             reader = nil
         }
@@ -1050,11 +1070,12 @@ extension MediaDecoder {
         let openMessage = FFmpegLog.end()
         av_dict_free(&options)
         guard openResult >= 0, let fmt = format else {
+            budget.format = nil // avformat_open_input freed it
             if budget.exceeded { throw MediaDecodingError.cannotOpen(path: source, reason: GarbageBudget.reason) }
             // FFmpeg reports an unknown host or a failed connection as a plain I/O error.
             let reason = target.isNetwork && openResult == soundmark_averror(EIO)
                 ? "network error (host not found, unreachable or refused)"
-                : openReason(openResult, detail: recognised(target, standardInput) ? openMessage : nil)
+                : openReason(openResult, detail: target.isNetwork || recognised(target, standardInput) ? openMessage : nil)
             throw MediaDecodingError.cannotOpen(path: source, reason: reason)
         }
         var success = false
@@ -1062,6 +1083,7 @@ extension MediaDecoder {
         defer {
             if !success {
                 if codec != nil { avcodec_free_context(&codec) }
+                budget.format = nil
                 var toClose: UnsafeMutablePointer<AVFormatContext>? = fmt
                 avformat_close_input(&toClose)
                 standardInput?.close() // after the format context that reads from it

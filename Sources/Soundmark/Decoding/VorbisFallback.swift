@@ -43,15 +43,87 @@ final class VorbisFileReader {
         }
     }
 
-    private init?(open: (UnsafeMutablePointer<OggVorbis_File>) -> Int32) {
+    /// Reads the network URL `url` (HTTP and the like) again from its start through FFmpeg's
+    /// I/O layer (`avio_open2`, with `options` such as `rw_timeout`), when its first bytes are
+    /// an Ogg page; `nil` when they are not or libvorbisfile cannot read it. FFmpeg's demuxer
+    /// read and dropped the bytes it refused, so the stream is fetched anew. The I/O context's
+    /// interrupt callback counts it against a ``GarbageBudget`` of its own (``budget``), which
+    /// the reader keeps until the context is closed.
+    convenience init?(networkURL url: String, options: [String: String]) {
+        let budget = GarbageBudget()
+        var context: UnsafeMutablePointer<AVIOContext>?
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        var callback = budget.interruptCallback
+        let opened = withExtendedLifetime(budget) { avio_open2(&context, url, AVIO_FLAG_READ, &callback, &dictionary) }
+        av_dict_free(&dictionary)
+        guard opened >= 0, let context else { return nil }
+        budget.io = context
+        let close = {
+            withExtendedLifetime(budget) {
+                budget.io = nil
+                var toClose: UnsafeMutablePointer<AVIOContext>? = context
+                avio_closep(&toClose)
+            }
+        }
+        var head = [UInt8](repeating: 0, count: 4)
+        let got = head.withUnsafeMutableBufferPointer { avio_read(context, $0.baseAddress, 4) }
+        guard got == 4, head == Array("OggS".utf8) else {
+            close()
+            return nil
+        }
+        let callbacks = ov_callbacks(read_func: { buffer, size, count, source -> Int in
+            guard let buffer, let source, size > 0 else { return 0 }
+            let n = avio_read(source.assumingMemoryBound(to: AVIOContext.self), buffer.assumingMemoryBound(to: UInt8.self),
+                              Int32(clamping: size * count))
+            if n == soundmark_averror_eof() { return 0 }
+            if n < 0 {
+                errno = EIO // libvorbisfile takes 0 with errno set as a read error, not the end
+                return 0
+            }
+            return Int(n) / size
+        }, seek_func: nil, close_func: nil, tell_func: nil)
+        self.init(budget: budget, io: context, closing: close) { file in
+            head.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    ov_open_callbacks(UnsafeMutableRawPointer(context), file, chars.baseAddress, chars.count, callbacks)
+                }
+            }
+        }
+    }
+
+    /// What closes the reader's source after libvorbisfile lets go of it (a network stream's
+    /// I/O context); `nil` for a file (closed by libvorbisfile) or a descriptor (its owner's).
+    private let closeSource: (() -> Void)?
+    /// A network stream's I/O context (closed by `closeSource`), for its error.
+    private let io: UnsafeMutablePointer<AVIOContext>?
+    /// For a network stream: what bounds the input read without audio (its interrupt callback
+    /// holds this budget unretained, so the reader keeps it until the stream is closed); the
+    /// decoder adds the audio decoded. `nil` for a file or a descriptor.
+    let budget: GarbageBudget?
+
+    /// FFmpeg's error code of a network stream's last failed read (`AVIOContext.error`), or
+    /// `nil` when there was none (or the source is no network stream).
+    var readError: Int32? {
+        guard let io, io.pointee.error < 0 else { return nil }
+        return io.pointee.error
+    }
+
+    private init?(budget: GarbageBudget? = nil, io: UnsafeMutablePointer<AVIOContext>? = nil,
+                  closing closeSource: (() -> Void)? = nil, open: (UnsafeMutablePointer<OggVorbis_File>) -> Int32) {
+        self.budget = budget
+        self.io = io
+        self.closeSource = closeSource
         file = .allocate(capacity: 1)
         guard open(file) == 0 else {
             file.deallocate()
+            closeSource?()
             return nil
         }
         guard let info = ov_info(file, -1), info.pointee.channels > 0, info.pointee.rate > 0 else {
             ov_clear(file)
             file.deallocate()
+            closeSource?()
             return nil
         }
         channels = Int(info.pointee.channels)
@@ -103,6 +175,7 @@ final class VorbisFileReader {
     deinit {
         ov_clear(file)
         file.deallocate()
+        closeSource?()
     }
 }
 

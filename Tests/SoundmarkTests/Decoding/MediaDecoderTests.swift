@@ -433,20 +433,9 @@ final class MediaDecoderTests: XCTestCase {
         conn.sendall(head.encode() + data[:len(data) // 2])
         time.sleep(60)
         """.write(to: script, atomically: true, encoding: .utf8)
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", "-u", script.path, path]
-        let out = Pipe()
-        server.standardOutput = out
-        try server.run()
+        let (server, port) = try TestSupport.startLocalServer(script: script, arguments: [path])
         defer { server.terminate(); server.waitUntilExit() }
-        var portText = ""
-        while !portText.hasSuffix("\n") {
-            let byte = out.fileHandleForReading.readData(ofLength: 1)
-            guard !byte.isEmpty else { throw XCTSkip("the test server did not start") }
-            portText += String(decoding: byte, as: UTF8.self)
-        }
-        let url = "http://127.0.0.1:\(portText.trimmingCharacters(in: .whitespacesAndNewlines))/stall.mp3"
+        let url = "http://127.0.0.1:\(port)/stall.mp3"
 
         // Decode on another thread, so a hang fails the test instead of blocking it.
         final class Outcome: @unchecked Sendable { var samples: [Float] = []; var warnings: [String] = []; var error: Error? }

@@ -25,12 +25,12 @@ final class VorbisFallbackTests: XCTestCase {
         return crc
     }
 
-    /// A 3 s 1 kHz Vorbis file whose identification header (alone on the first page) is
-    /// padded to 31 bytes; `edit` may change the header's bytes.
-    private func oldEncoderFile(_ name: String, filter: String = "anull",
+    /// A `seconds` (default 3) s 1 kHz Vorbis file whose identification header (alone on the
+    /// first page) is padded to 31 bytes; `edit` may change the header's bytes.
+    private func oldEncoderFile(_ name: String, filter: String = "anull", seconds: Int = 3,
                                 edit: (inout [UInt8]) -> Void = { _ in }) throws -> String {
         let source = directory.appendingPathComponent("src-\(name)").path
-        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=3", "-af", filter,
+        try TestSupport.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:duration=\(seconds)", "-af", filter,
                                 "-c:a", "libvorbis", "-f", "ogg"], output: source)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
         let segments = Int(bytes[26])
@@ -75,6 +75,78 @@ final class VorbisFallbackTests: XCTestCase {
         XCTAssertEqual(warnings.count, 1, "\(warnings)")
         XCTAssertTrue(warnings.first?.hasPrefix("<stdin>: FFmpeg cannot read it (ogg: Header processing failed") ?? false,
                       "\(warnings)")
+    }
+
+    /// Issue 40, item 3: such a file read from standard input decoded 0.6 s of 63.8 s, and over
+    /// HTTP it was refused with no reason. From a pipe the whole 60 s is decoded; over HTTP the
+    /// stream is fetched again for libvorbisfile (FFmpeg's demuxer dropped what it read) and
+    /// decoded whole, with FFmpeg's reason in the warning; a stream neither reads is refused
+    /// with FFmpeg's reason, as a file is.
+    func testOggFFmpegRefusesIsDecodedWholeFromAPipeAndOverHTTP() throws {
+        let path = try oldEncoderFile("long.ogg", seconds: 60)
+        let piped = try TestSupport.withStandardInput(from: path) { try MediaDecoder.decodeAll(source: "-", sampleRate: 8000) }
+        XCTAssertEqual(piped.count, 60 * 8000, accuracy: 8)
+        let broken = try oldEncoderFile("broken.ogg") { header in header[7] = 1 }
+
+        let script = directory.appendingPathComponent("serve.py")
+        try """
+        import http.server, os, sys
+        os.chdir(sys.argv[1])
+        class Quiet(http.server.SimpleHTTPRequestHandler):
+            def log_message(self, *args): pass
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let (server, port) = try TestSupport.startLocalServer(script: script, arguments: [directory.path])
+        defer { server.terminate(); server.waitUntilExit() }
+        let base = "http://127.0.0.1:\(port)/"
+        var warnings: [String] = []
+        let fetched = try MediaDecoder.decodeAll(source: base + "long.ogg", sampleRate: 8000) { warnings.append($0) }
+        XCTAssertEqual(fetched.count, 60 * 8000, accuracy: 8)
+        XCTAssertEqual(fetched, piped)
+        XCTAssertEqual(warnings, ["\(base)long.ogg: FFmpeg cannot read it (ogg: Header processing failed: Invalid data found when processing input); decoding it with libvorbisfile"])
+        XCTAssertThrowsError(try MediaDecoder(source: base + (broken as NSString).lastPathComponent, sampleRate: 8000)) { error in
+            XCTAssertEqual(error as? MediaDecodingError,
+                           .cannotOpen(path: base + "broken.ogg", reason: "ogg: Header processing failed: Invalid data found when processing input"))
+        }
+    }
+
+    /// The stream fetched again for libvorbisfile is counted against a budget of its own (the
+    /// first attempt's budget counted a format context that is closed by then, and reading it
+    /// crashed the tests): headers FFmpeg refuses followed by endless bytes that are no Ogg
+    /// page are given up after 256 MB, with the budget's reason, instead of being read for ever.
+    func testOggFetchedAgainOverHTTPHasABudgetOfItsOwn() throws {
+        let path = try oldEncoderFile("headers.ogg")
+        let script = directory.appendingPathComponent("garbage.py")
+        try """
+        import os, socket, sys
+        data = open(sys.argv[1], "rb").read()
+        third = data.index(b"OggS", data.index(b"OggS", 4) + 4)  # the first audio page
+        headers, noise = data[:third], os.urandom(1 << 20).replace(b"OggS", b"oggs")
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        print(listener.getsockname()[1], flush=True)
+        while True:
+            conn, _ = listener.accept()
+            conn.recv(65536)
+            try:
+                conn.sendall(b"HTTP/1.0 200 OK\\r\\nContent-Type: audio/ogg\\r\\n\\r\\n" + headers)
+                while True:
+                    conn.sendall(noise)
+            except OSError:
+                conn.close()
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let (server, port) = try TestSupport.startLocalServer(script: script, arguments: [path])
+        defer { server.terminate(); server.waitUntilExit() }
+        let url = "http://127.0.0.1:\(port)/noise.ogg"
+        var warnings: [String] = []
+        XCTAssertThrowsError(try MediaDecoder.decodeAll(source: url, sampleRate: 8000) { warnings.append($0) }) { error in
+            XCTAssertEqual(error as? MediaDecodingError, .readFailed(
+                path: url, reason: "gave up after 256 MB read without 1 s of decodable audio (not media, or damaged beyond use)"))
+        }
+        XCTAssertEqual(warnings.first, "\(url): FFmpeg cannot read it (ogg: Header processing failed: Invalid data found when processing input); decoding it with libvorbisfile")
     }
 
     func testSurroundChannelsKeepTheirPlaceInTheDownmix() throws {
