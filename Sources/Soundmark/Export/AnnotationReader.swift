@@ -861,7 +861,10 @@ extension AnnotationReader {
         /// `<v Name>` before them. Coordinates and font sizes in override blocks are rescaled from the
         /// script's PlayResX/Y to the 384×288 that soundmark's ASS output (and SubRip players)
         /// use (``rescaled(_:_:)``). What is not stored — the named styles' fonts, sizes,
-        /// outlines and margins, and drawings in another PlayRes — is said in one warning each. `Comment:` events and other sections are skipped silently; a bad
+        /// outlines and margins, and drawings in another PlayRes — is said in one warning each. An
+        /// event whose style no `Style:` line defines (other than `Default`) keeps its text with
+        /// no style tags; one warning per such style name gives the line of its first event.
+        /// `Comment:` events and other sections are skipped silently; a bad
         /// timing is reported with its line number.
         static func parse(_ lines: [String], name: String) -> AnnotationImport {
             var annotations: [Annotation] = []
@@ -875,6 +878,7 @@ extension AnnotationReader {
             var playRes = (x: "", y: "")
             var comments = 0, drawn = false
             var named: [String] = []  // styles other than Default that events use
+            var undefined: Set<String> = []  // style names events use that no Style line defines
             for (i, raw) in lines.enumerated() {
                 let line = raw.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
                 if line.hasPrefix("[") {
@@ -936,6 +940,12 @@ extension AnnotationReader {
                 drawn = drawn || drawing
                 let styleName = fields.firstIndex(of: "style").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""
                 if styleName.lowercased() != "default", styles[styleName] != nil, !named.contains(styleName) { named.append(styleName) }
+                // Renderers show such an event in the script's default style (libass warns "no style named …").
+                if !styleName.isEmpty, styleName.lowercased() != "default", styles[styleName] == nil,
+                   undefined.insert(styleName).inserted {
+                    warnings.append("\(name):\(i + 1): style \"\(styleName)\" is not defined in the script's styles: "
+                                    + "its events keep their text, with no style of their own")
+                }
                 var style = styles[styleName] ?? ""
                 if body.contains("\\an") { style = style.replacingOccurrences(of: #"\\an\d"#, with: "", options: .regularExpression) }
                 let speaker = fields.firstIndex(of: "name").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""

@@ -168,6 +168,35 @@ final class CueStylingTests: XCTestCase {
                                       "ASS override \\pos has no WebVTT form: dropped from 1 cue(s)"])
     }
 
+    /// An event naming a style no `Style:` line defines was read with no word said: one warning
+    /// per undefined name (at its first event), the text kept with no style tags.
+    func testUndefinedStyleIsWarnedOncePerName() throws {
+        let read = try AnnotationReader.parse(Data("""
+            [Script Info]
+            ScriptType: v4.00+
+
+            [V4+ Styles]
+            Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+            Style: Top,Arial,20,&H00FFFFFF,&H000000FF,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,2,0,8,10,10,10,1
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:01.00,0:00:02.00,Shout,,0,0,0,,Loud {\\i1}one
+            Dialogue: 0,0:00:03.00,0:00:04.00,Top,,0,0,0,,High
+            Dialogue: 0,0:00:05.00,0:00:06.00,Shout,,0,0,0,,Loud two
+            Dialogue: 0,0:00:07.00,0:00:08.00,Whisper,,0,0,0,,Soft
+            Dialogue: 0,0:00:09.00,0:00:10.00,default,,0,0,0,,Plain
+
+            """.utf8), name: "s.ass")
+        XCTAssertEqual(read.annotations.map(\.text), ["Loud {\\i1}one", "{\\an8}High", "Loud two", "Soft", "Plain"])
+        XCTAssertEqual(read.warnings, [
+            "s.ass:10: style \"Shout\" is not defined in the script's styles: its events keep their text, with no style of their own",
+            "s.ass:13: style \"Whisper\" is not defined in the script's styles: its events keep their text, with no style of their own",
+            "s.ass: named styles are not stored (Top): each event keeps its style's alignment, bold, italic, underline, "
+                + "strike-out and colour as override tags, not its font, size, outline or margins",
+        ])
+    }
+
     /// Coordinates and font sizes are in the script's PlayResX/Y; soundmark's ASS output (and
     /// SubRip players) use 384×288, so they are rescaled; drawings are kept with a warning.
     func testASSCoordinatesAreRescaledToTheOutputPlayRes() throws {
