@@ -998,17 +998,19 @@ extension AnnotationReader {
             return (outputPlayRes.x / x, outputPlayRes.y / y)
         }
 
+        /// `v` with at most 2 decimals and no trailing zeros (`26.67`, `192`).
+        static func number(_ v: Double) -> String {
+            var t = String(format: "%.2f", v)
+            while t.hasSuffix("0") { t.removeLast() }
+            if t.hasSuffix(".") { t.removeLast() }
+            return t
+        }
+
         /// An override block with its coordinates (`\pos`, `\move`, `\org`, rectangular
         /// `\clip`/`\iclip`) and font sizes (`\fs`) multiplied by `scale`, and whether it holds
         /// a drawing (`\p1`) or vector clip, which are kept as written.
         static func rescaled(_ block: String, _ scale: (x: Double, y: Double)) -> (block: String, drawing: Bool) {
             var changed = false, drawing = false
-            func number(_ v: Double) -> String {
-                var t = String(format: "%.2f", v)
-                while t.hasSuffix("0") { t.removeLast() }
-                if t.hasSuffix(".") { t.removeLast() }
-                return t
-            }
             let tags = CueMarkup.overrideTags(String(block.dropFirst().dropLast())).map { tag -> String in
                 var argument = tag.argument
                 switch tag.name {
