@@ -959,9 +959,11 @@ extension AnnotationReader {
                 warnings.append("\(name): named styles are not stored (\(named.joined(separator: ", "))): each event keeps its style's alignment, "
                                 + "bold, italic, underline, strike-out and colour as override tags, not its font, size, outline or margins")
             }
-            if drawn {
-                warnings.append("\(name): drawings (\\p) and vector clips are kept in this script's PlayResX/Y \(playRes.x)×\(playRes.y), "
-                                + "not rescaled to soundmark's 384×288")
+            if drawn, let canvas = canvas(playRes) {
+                let assumed = playRes.x.isEmpty ? " (PlayResX assumed from PlayResY, as libass does)"
+                    : playRes.y.isEmpty ? " (PlayResY assumed from PlayResX, as libass does)" : ""
+                warnings.append("\(name): drawings (\\p) and vector clips are kept in this script's PlayResX/Y "
+                                + "\(number(canvas.x))×\(number(canvas.y))\(assumed), not rescaled to soundmark's 384×288")
             }
             return AnnotationImport(annotations: annotations, warnings: warnings)
         }
@@ -988,13 +990,26 @@ extension AnnotationReader {
         /// The PlayRes soundmark writes and SubRip players assume (FFmpeg's ASS default), pixels.
         static let outputPlayRes = (x: 384.0, y: 288.0)
 
-        /// The factors from a script's PlayResX/Y (as written; one missing follows from the other
-        /// as libass does: 4:3, or 1280×1024) to ``outputPlayRes``, or nil when they are 1.
+        /// A script's canvas, pixels: its PlayResX/Y as written, one missing following from the
+        /// other; nil when neither is given (renderers then use ``outputPlayRes``).
+        ///
+        /// The rule is libass's (ass.c, when it reads the script): a missing PlayResX is
+        /// PlayResY × 4 / 3 in integer arithmetic (at least 1), and 1280 when PlayResY is 1024;
+        /// a missing PlayResY is PlayResX × 3 / 4, and 1024 when PlayResX is 1280. So PlayResY 720
+        /// alone is 960×720, and PlayResY 1000 alone 1333×1000.
+        static func canvas(_ playRes: (x: String, y: String)) -> (x: Double, y: Double)? {
+            let x = Double(playRes.x).flatMap { $0 > 0 ? $0 : nil }, y = Double(playRes.y).flatMap { $0 > 0 ? $0 : nil }
+            switch (x, y) {
+            case let (x?, y?): return (x, y)
+            case let (nil, y?): return (y == 1024 ? 1280 : max(1, (y * 4 / 3).rounded(.down)), y)
+            case let (x?, nil): return (x, x == 1280 ? 1024 : max(1, (x * 3 / 4).rounded(.down)))
+            case (nil, nil): return nil
+            }
+        }
+
+        /// The factors from a script's ``canvas(_:)`` to ``outputPlayRes``, or nil when they are 1.
         static func scale(_ playRes: (x: String, y: String)) -> (x: Double, y: Double)? {
-            var x = Double(playRes.x).flatMap { $0 > 0 ? $0 : nil }, y = Double(playRes.y).flatMap { $0 > 0 ? $0 : nil }
-            if x == nil, let y { x = y == 1024 ? 1280 : y * 4 / 3 }
-            if y == nil, let x { y = x == 1280 ? 1024 : x * 3 / 4 }
-            guard let x, let y, x != outputPlayRes.x || y != outputPlayRes.y else { return nil }
+            guard let (x, y) = canvas(playRes), x != outputPlayRes.x || y != outputPlayRes.y else { return nil }
             return (outputPlayRes.x / x, outputPlayRes.y / y)
         }
 

@@ -223,6 +223,33 @@ final class CueStylingTests: XCTestCase {
                                           + "not rescaled to soundmark's 384×288"])
     }
 
+    /// A script with PlayResY alone had its drawings warned about in "PlayResX/Y ×720": the width
+    /// libass assumes (PlayResY × 4 / 3 in integer arithmetic; 1280 for 1024) is said, and used.
+    func testMissingPlayResIsSaidAsLibassAssumesIt() throws {
+        func read(_ scriptInfo: String) throws -> AnnotationImport {
+            try AnnotationReader.parse(Data("""
+                [Script Info]
+                \(scriptInfo)
+                [Events]
+                Format: Start, End, Text
+                Dialogue: 0:00:01.00,0:00:02.00,{\\pos(480,360)\\p1}m 0 0 l 100 0 100 100{\\p0}
+
+                """.utf8), name: "p.ass")
+        }
+        let y720 = try read("PlayResY: 720")
+        XCTAssertEqual(y720.annotations.map(\.text), ["{\\pos(192,144)\\p1}m 0 0 l 100 0 100 100{\\p0}"])
+        XCTAssertEqual(y720.warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's PlayResX/Y 960×720 "
+                                       + "(PlayResX assumed from PlayResY, as libass does), not rescaled to soundmark's 384×288"])
+        // 1000 × 4 / 3 is 1333 in libass's integer arithmetic, not 1333.33.
+        let y1000 = try read("PlayResY: 1000")
+        XCTAssertEqual(y1000.annotations.map(\.text), ["{\\pos(138.27,103.68)\\p1}m 0 0 l 100 0 100 100{\\p0}"])
+        XCTAssertEqual(y1000.warnings.first?.contains("PlayResX/Y 1333×1000 (PlayResX assumed"), true)
+        XCTAssertEqual(try read("PlayResY: 1024").warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's "
+            + "PlayResX/Y 1280×1024 (PlayResX assumed from PlayResY, as libass does), not rescaled to soundmark's 384×288"])
+        XCTAssertEqual(try read("PlayResX: 640").warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's "
+            + "PlayResX/Y 640×480 (PlayResY assumed from PlayResX, as libass does), not rescaled to soundmark's 384×288"])
+    }
+
     /// WebVTT timestamp tags (karaoke) are reference times: re-timing moves them with the cue.
     func testTimestampTagsAreRetimed() {
         let text = "{vtt line:0}<c.yellow>Ka</c><00:00:03.250>ra<00:03.500>o\nke {\\an8} <1> <00:03.5>"
