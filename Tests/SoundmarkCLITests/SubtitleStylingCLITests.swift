@@ -71,6 +71,33 @@ final class SubtitleStylingCLITests: XCTestCase {
         XCTAssertEqual(labels.stdout, "0.000000\t36.360000\tTrack <1> – Timothy Pinkham\n")
     }
 
+    /// An ASS drawing's commands came out as text in WebVTT: they are dropped, with one warning.
+    func testASSDrawingIsDroppedFromWebVTT() throws {
+        let db = try catalog("drawn.ass", """
+            [Script Info]
+            ScriptType: v4.00+
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:02.00,0:00:05.00,Default,,0,0,0,,Box {\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}drawn
+            Dialogue: 0,0:00:06.00,0:00:09.50,Default,,0,0,0,,{\\p1}m 0 0 l 10 0 10 10{\\p0}
+
+            """)
+        let vtt = try soundmark("scan", "--catalog", db, "--format", "vtt", recording)
+        XCTAssertEqual(vtt.status, 0, vtt.stderr)
+        XCTAssertEqual(vtt.stdout, """
+            WEBVTT
+
+            00:00:00.501 --> 00:00:03.500
+            Box drawn
+
+            00:00:04.500 --> 00:00:08.000
+
+
+            """)
+        XCTAssertEqual(vtt.stderr, "soundmark: warning: \(recording): ASS drawing {\\p1}…{\\p0} has no WebVTT form: dropped from 2 cue(s)\n")
+    }
+
     func testWebVTTStylingIntoWebVTTAndASS() throws {
         let db = try catalog("styled.vtt", """
             WEBVTT

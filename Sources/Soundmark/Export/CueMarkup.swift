@@ -88,15 +88,30 @@ public enum CueMarkup {
     ]
 
     /// The text without markup, on one line (line breaks become spaces): for plain-text outputs
-    /// (Audacity labels, CUE sheet titles). Text that is not markup (`Track <1>`) stays.
+    /// (Audacity labels, CUE sheet titles). Text that is not markup (`Track <1>`) stays; the
+    /// commands of an ASS drawing (``isDrawing(after:_:)``) are markup and go.
     public static func plainText(_ text: String) -> String {
-        AnnotationReader.LineSplitter.split(text).map { line in
+        var drawing = false
+        return AnnotationReader.LineSplitter.split(text).map { line in
             pieces(line).map { piece -> String in
-                if case .text(let t) = piece { return t }
-                return ""
+                switch piece {
+                case .text(let t): return drawing ? "" : t
+                case .override(let tags, _): drawing = isDrawing(after: tags, drawing); return ""
+                default: return ""
+                }
             }.joined()
         }.joined(separator: " ")
     }
+
+    /// Whether the text after an override block with `tags` is the commands of an ASS drawing
+    /// (`{\p1}m 0 0 l 100 0 100 100{\p0}`: from `\p` with a scale of 1 or more to `\p0` or
+    /// the cue's end), given whether the text before it was.
+    static func isDrawing(after tags: [OverrideTag], _ before: Bool) -> Bool {
+        tags.reduce(before) { drawing, tag in tag.name == "p" ? (Int(tag.argument) ?? 0) > 0 : drawing }
+    }
+
+    /// The kind name of dropped ASS drawings (their `\p` tags and commands), as ``StylingLoss`` says it.
+    static let drawingKind = "ASS drawing {\\p1}…{\\p0}"
 
     /// `text` with each WebVTT timestamp tag (`<00:00:03.000>`, reference time) moved by
     /// `map` (into recording time) and written `<hh:mm:ss.mmm>`; everything else unchanged.
@@ -367,16 +382,23 @@ extension CueMarkup {
 
     /// Cue text as SubRip text: SubRip markup and override blocks as they are; the WebVTT
     /// settings block becomes `{\anN}`, `<c.colour>` a `<font color>`; other WebVTT markup
-    /// is dropped (its text kept).
+    /// is dropped (its text kept). ASS drawings are dropped, their commands and `\p` tags too
+    /// (SubRip players show the commands as text).
     static func subRip(_ text: String, loss: StylingLoss?) -> [String] {
         var fonts: [Bool] = []  // per open <c>: whether it became a <font>
+        var drawing = false
         var out: [String] = []
         for line in CueWriter.payloadLines(text) {
             var s = ""
             for piece in pieces(line) {
                 switch piece {
-                case .text(let t): s += t
-                case .override(_, let raw): s += raw
+                case .text(let t): if !drawing { s += t }
+                case .override(let tags, let raw):
+                    drawing = isDrawing(after: tags, drawing)
+                    guard tags.contains(where: { $0.name == "p" }) else { s += raw; continue }
+                    if tags.contains(where: { $0.name == "p" && (Int($0.argument) ?? 0) > 0 }) { loss?.drop(drawingKind) }
+                    let kept = tags.filter { $0.name != "p" }
+                    if !kept.isEmpty { s += "{" + kept.map { "\\" + $0.name + $0.argument }.joined() + "}" }
                 case .settings(let settings): s += alignmentBlock(webVTTSettings: settings, loss: loss)
                 case .tag(let tag):
                     switch tag.name {
@@ -427,12 +449,13 @@ extension CueMarkup {
         var fonts: [Bool] = []  // per open <font>: whether it became a <c>
         var open: Set<String> = []  // i, b, u opened by override tags
         var colourOpen = false  // a <c> opened by \c
+        var drawing = false  // in an ASS drawing's commands
         var out: [String] = []
         for line in CueWriter.payloadLines(text) {
             var s = ""
             for piece in pieces(line) {
                 switch piece {
-                case .text(let t): s += CueWriter.escapeWebVTTText(t)
+                case .text(let t): if !drawing { s += CueWriter.escapeWebVTTText(t) }
                 case .settings(let v): settings = settings ?? v
                 case .tag(let tag):
                     switch tag.name {
@@ -468,6 +491,9 @@ extension CueMarkup {
                             } else {
                                 loss?.drop("colour other than the WebVTT default colours")
                             }
+                        case "p":
+                            drawing = isDrawing(after: [t], drawing)
+                            if drawing { loss?.drop(drawingKind) }
                         default: loss?.drop(overrideKind(t.name))
                         }
                     }

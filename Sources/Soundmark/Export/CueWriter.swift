@@ -44,7 +44,8 @@ public enum CueWriter {
     /// blocks `{\…}` are SubRip's own and written as they are; WebVTT cue settings become
     /// `{\anN}` (`line`, `align`), `<c.yellow>` a `<font color="#ffff00">`; other WebVTT markup
     /// (`<v>`, `<lang>`, `<ruby>`, timestamp tags, `position` …) is dropped, its text kept, and
-    /// counted in `loss`.
+    /// counted in `loss`. ASS drawings (`{\p1}m 0 0 l 100 0{\p0}`) are dropped with their
+    /// commands, which SubRip players would show as text, and counted in `loss`.
     public static func srt(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = ""
         for (n, cue) in cues.enumerated() {
@@ -73,7 +74,8 @@ public enum CueWriter {
     /// the first `{\anN}` becomes `line`/`align` settings; `<font color>` and `{\c&HBBGGRR&}`
     /// become `<c.yellow>` etc. for WebVTT's eight default colours; `{\i1}`/`{\i0}` (b, u)
     /// become `<i>`/`</i>`. Other colours, font faces and sizes, `<s>` and other override tags
-    /// are dropped (text kept) and counted in `loss`.
+    /// are dropped (text kept) and counted in `loss`; so are ASS drawings
+    /// (`{\p1}m 0 0 l 100 0{\p0}`), their commands with them.
     public static func webVTT(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = "WEBVTT\n\n"
         for cue in cues {

@@ -250,6 +250,52 @@ final class CueStylingTests: XCTestCase {
             + "PlayResX/Y 640×480 (PlayResY assumed from PlayResX, as libass does), not rescaled to soundmark's 384×288"])
     }
 
+    /// ASS drawings (`{\p1}` commands `{\p0}`) came out as text in WebVTT and SubRip: they are
+    /// dropped there, commands and `\p` tags, with one warning per output; ASS keeps them.
+    func testDrawingsAreDroppedFromTextFormats() {
+        let cues = [Cue(start: 1, end: 2.5, text: "{\\an8}Logo: {\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}{\\i1}on{\\i0}"),
+                    Cue(start: 3, end: 4, text: "{\\pos(10,20)\\p1}m 0 0 l 1 1\nl 2 2{\\p0}after")]
+        let srt = StylingLoss(format: "SubRip")
+        XCTAssertEqual(CueWriter.srt(cues, loss: srt), """
+            1
+            00:00:01,000 --> 00:00:02,500
+            {\\an8}Logo: {\\i1}on{\\i0}
+
+            2
+            00:00:03,000 --> 00:00:04,000
+            {\\pos(10,20)}
+            after
+
+
+            """)
+        XCTAssertEqual(srt.messages, ["ASS drawing {\\p1}…{\\p0} has no SubRip form: dropped from 2 cue(s)"])
+
+        let vtt = StylingLoss(format: "WebVTT")
+        XCTAssertEqual(CueWriter.webVTT(cues, loss: vtt), """
+            WEBVTT
+
+            00:00:01.000 --> 00:00:02.500 line:0
+            Logo: <i>on</i>
+
+            00:00:03.000 --> 00:00:04.000
+            after
+
+
+            """)
+        XCTAssertEqual(vtt.messages, ["ASS drawing {\\p1}…{\\p0} has no WebVTT form: dropped from 2 cue(s)",
+                                      "ASS override \\pos has no WebVTT form: dropped from 1 cue(s)"])
+
+        let ass = StylingLoss(format: "ASS")
+        XCTAssertEqual(CueWriter.ass(cues, loss: ass), assHeader
+            + "Dialogue: 0,0:00:01.00,0:00:02.50,Default,,0,0,0,,{\\an8}Logo: {\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}{\\i1}on{\\i0}\n"
+            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\pos(10,20)\\p1}m 0 0 l 1 1\\Nl 2 2{\\p0}after\n")
+        XCTAssertEqual(ass.messages, [])
+        XCTAssertEqual(CueMarkup.plainText(cues[0].text), "Logo: on")
+        // A drawing that never ends runs to the cue's end; \p0 alone is no drawing.
+        XCTAssertEqual(CueMarkup.webVTT("a{\\p1}m 0 0 l 1 1", loss: nil).lines, ["a"])
+        XCTAssertEqual(CueMarkup.subRip("a{\\p0}b", loss: nil), ["ab"])
+    }
+
     /// WebVTT timestamp tags (karaoke) are reference times: re-timing moves them with the cue.
     func testTimestampTagsAreRetimed() {
         let text = "{vtt line:0}<c.yellow>Ka</c><00:00:03.250>ra<00:03.500>o\nke {\\an8} <1> <00:03.5>"
