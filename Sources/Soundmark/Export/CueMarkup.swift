@@ -564,6 +564,42 @@ extension CueMarkup {
         return (field, out.joined(separator: "\\N"))
     }
 
+    // MARK: Plain text (CueTextKind.plain)
+
+    /// Plain text as SubRip lines, shown as written: where a SubRip player (or soundmark's own
+    /// reader) would see markup — a `<` that starts a tag (`<b>`, `<font …>`), a `{` that starts
+    /// an override block `{\…}` or the cue settings block — a word joiner (U+2060, invisible)
+    /// follows the `<` or `{`. SubRip has no escaping of its own.
+    static func subRipPlain(_ text: String) -> [String] {
+        CueWriter.payloadLines(text).map { line in
+            let s = Array(line.unicodeScalars)
+            var out = String.UnicodeScalarView()
+            for (i, c) in s.enumerated() {
+                out.append(c)
+                let opensBlock = c == "{" && s[i...].contains("}")
+                    && (i + 1 < s.count && s[i + 1] == "\\" || i == 0 && pieces(line).first.map(isSettings) == true)
+                if c == "<" && tagLength(s, i) != nil || opensBlock { out.append("\u{2060}") }
+            }
+            return String(out)
+        }
+    }
+
+    private static func isSettings(_ piece: Piece) -> Bool {
+        if case .settings = piece { return true }
+        return false
+    }
+
+    /// Plain text as WebVTT payload lines: every `&`, `<` and `>` as `&amp;`, `&lt;`, `&gt;`
+    /// (a title `<b>Live</b>` is `&lt;b&gt;Live&lt;/b&gt;`, `R&amp;B` is `R&amp;amp;B`).
+    static func webVTTPlain(_ text: String) -> [String] {
+        CueWriter.payloadLines(text).map { CueWriter.escapeWebVTTText($0, keepingReferences: false) }
+    }
+
+    /// Plain text as ASS event text: ``assEscape(_:)`` for each line, lines joined by `\N`.
+    static func assPlain(_ text: String) -> String {
+        CueWriter.payloadLines(text).map(assEscape).joined(separator: "\\N")
+    }
+
     /// Text for ASS: braces full-width, a backslash before N, n or h followed by a word joiner.
     static func assEscape(_ text: String) -> String {
         var out = ""

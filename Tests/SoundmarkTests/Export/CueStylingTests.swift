@@ -317,6 +317,37 @@ final class CueStylingTests: XCTestCase {
                        "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nTrack &lt;1&gt;\n\n")
     }
 
+    /// A reference titled `<b>Live</b>` came out bold in subtitles: titles and artists are plain
+    /// text (``CueTextKind/plain``), shown as written and escaped as each format needs.
+    func testPlainTextIsNeverMarkup() {
+        let cues = [Cue(start: 1, end: 2.5, text: "<b>Live</b> {\\i1}at{\\i0} R&amp;B", kind: .plain),
+                    Cue(start: 3, end: 4, text: "{vtt line:0} x <1>", kind: .plain)]
+        let srt = StylingLoss(format: "SubRip")
+        XCTAssertEqual(CueWriter.srt(cues, loss: srt), "1\n00:00:01,000 --> 00:00:02,500\n"
+            + "<\u{2060}b>Live<\u{2060}/b> {\u{2060}\\i1}at{\u{2060}\\i0} R&amp;B\n\n"
+            + "2\n00:00:03,000 --> 00:00:04,000\n{\u{2060}vtt line:0} x <1>\n\n")
+        let vtt = StylingLoss(format: "WebVTT")
+        XCTAssertEqual(CueWriter.webVTT(cues, loss: vtt), """
+            WEBVTT
+
+            00:00:01.000 --> 00:00:02.500
+            &lt;b&gt;Live&lt;/b&gt; {\\i1}at{\\i0} R&amp;amp;B
+
+            00:00:03.000 --> 00:00:04.000
+            {vtt line:0} x &lt;1&gt;
+
+
+            """)
+        let ass = StylingLoss(format: "ASS")
+        XCTAssertEqual(CueWriter.ass(cues, loss: ass), assHeader
+            + "Dialogue: 0,0:00:01.00,0:00:02.50,Default,,0,0,0,,<b>Live</b> ｛\\i1｝at｛\\i0｝ R&amp;B\n"
+            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,｛vtt line:0｝ x <1>\n")
+        let labels = StylingLoss(format: "Audacity label")
+        XCTAssertEqual(CueWriter.audacityLabels(cues, loss: labels),
+                       "1.000000\t2.500000\t<b>Live</b> {\\i1}at{\\i0} R&amp;B\n3.000000\t4.000000\t{vtt line:0} x <1>\n")
+        XCTAssertEqual(srt.messages + vtt.messages + ass.messages + labels.messages, [])
+    }
+
     /// SubRip players take `<I>` and `<FONT COLOR=…>` in capitals; WebVTT tags are lower case.
     func testSubRipTagsInCapitals() {
         let text = "<I>it</I> <B>bo</B> <FONT COLOR=\"#FF0000\">red</FONT>"
