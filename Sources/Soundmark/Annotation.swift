@@ -50,15 +50,41 @@ public struct Cue: Codable, Equatable, Sendable {
     public var start: Double
     /// End of the cue in recording time, seconds. Writers treat `end < start` as `end == start`.
     public var end: Double
-    /// Cue text; inner line breaks are `"\n"`. Writers escape it as each format requires.
+    /// Cue text; inner line breaks are `"\n"`. Read as ``kind`` says; writers escape it as
+    /// each format requires.
     public var text: String
+    /// How ``text`` is read: stored markup (an annotation's text, the default) or plain text
+    /// (a reference's title and artist).
+    public var kind: CueTextKind
 
-    /// Creates a cue covering `start...end` seconds of recording time.
-    public init(start: Double, end: Double, text: String) {
+    /// Creates a cue covering `start...end` seconds of recording time, its text of `kind`.
+    public init(start: Double, end: Double, text: String, kind: CueTextKind = .markup) {
         self.start = start
         self.end = end
         self.text = text
+        self.kind = kind
     }
+
+    private enum CodingKeys: String, CodingKey { case start, end, text, kind }
+
+    /// Decodes `{"start","end","text"}` and an optional `"kind"` (`markup` when missing).
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(start: try c.decode(Double.self, forKey: .start), end: try c.decode(Double.self, forKey: .end),
+                  text: try c.decode(String.self, forKey: .text),
+                  kind: try c.decodeIfPresent(CueTextKind.self, forKey: .kind) ?? .markup)
+    }
+}
+
+/// How a ``Cue``'s text is read by ``CueWriter``.
+public enum CueTextKind: String, Codable, Sendable {
+    /// Stored markup (``CueMarkup``): an annotation's text, its styling carried, translated or
+    /// dropped per format.
+    case markup
+    /// Plain text shown as written: a reference's title and artist. Nothing in it is markup
+    /// (a title `<b>Live</b>` keeps its tags as text); each writer escapes what its format would
+    /// read as markup.
+    case plain
 }
 
 /// A timed-text file format understood by ``AnnotationReader``.

@@ -283,7 +283,7 @@ func reportScan(_ source: String, _ result: ScannedRecording,
     let useAnnotations = cuesMode.map { $0 == "annotations" } ?? !mapped.isEmpty
     let map = AlignmentMap(segments: segments, recordingDuration: duration)
     let play = map.playCues(annotations: annotations, segmentText: { $0.item.byline() })
-    let cues = useAnnotations ? play.cues : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline()) }
+    let cues = useAnnotations ? play.cues : segments.map { Cue(start: $0.start, end: $0.end, text: $0.item.byline(), kind: .plain) }
     if useAnnotations && ["srt", "vtt", "ass", "cue", "audacity"].contains(format) {
         for note in annotationCueNotes(source, play: play, map: map, dropped: droppedCount, verbose: args.has("verbose")) { printError(note) }
     } else if format == "json" && !args.has("verbose") {

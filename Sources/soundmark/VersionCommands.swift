@@ -112,7 +112,7 @@ func runScanVersions(_ args: ParsedArguments, format: String) throws -> Int32 {
 /// a stretch before the first one an unidentified track).
 func versionTimeline(_ segments: [VersionSegment], infos: [ReferenceInfo], source: String, format: String) -> String {
     let items = segments.map { infos[$0.match.referenceIndex].item }
-    let cues = zip(segments, items).map { s, item in Cue(start: s.start, end: s.end, text: item.byline()) }
+    let cues = zip(segments, items).map { s, item in Cue(start: s.start, end: s.end, text: item.byline(), kind: .plain) }
     switch format {
     case "csv":
         let rows = zip(segments, items).map { s, item in

@@ -71,6 +71,54 @@ final class SubtitleStylingCLITests: XCTestCase {
         XCTAssertEqual(labels.stdout, "0.000000\t36.360000\tTrack <1> – Timothy Pinkham\n")
     }
 
+    /// An ASS drawing's commands came out as text in WebVTT: they are dropped, with one warning.
+    func testASSDrawingIsDroppedFromWebVTT() throws {
+        let db = try catalog("drawn.ass", """
+            [Script Info]
+            ScriptType: v4.00+
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:02.00,0:00:05.00,Default,,0,0,0,,Box {\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}drawn
+            Dialogue: 0,0:00:06.00,0:00:09.50,Default,,0,0,0,,{\\p1}m 0 0 l 10 0 10 10{\\p0}
+
+            """)
+        let vtt = try soundmark("scan", "--catalog", db, "--format", "vtt", recording)
+        XCTAssertEqual(vtt.status, 0, vtt.stderr)
+        XCTAssertEqual(vtt.stdout, """
+            WEBVTT
+
+            00:00:00.501 --> 00:00:03.500
+            Box drawn
+
+            00:00:04.500 --> 00:00:08.000
+
+
+            """)
+        XCTAssertEqual(vtt.stderr, "soundmark: warning: \(recording): ASS drawing {\\p1}…{\\p0} has no WebVTT form: dropped from 2 cue(s)\n")
+    }
+
+    /// A reference titled `<b>Live</b>` came out bold: a title is plain text in every format, in
+    /// a segment's cue (`--cues segments`) and in the cue of a segment without annotations.
+    func testTitleIsTextNotMarkup() throws {
+        let db = work.appendingPathComponent("live.db").path
+        let add = try soundmark("catalog", "add", "--catalog", db, "--title", "<b>Live</b> {\\i1}", "--artist", "R&amp;B",
+                                Self.samples.appendingPathComponent("references/wesnoth-knolls.ogg").path)
+        XCTAssertEqual(add.status, 0, add.stderr)
+        for cues in ["segments", "annotations"] {
+            let vtt = try soundmark("scan", "--catalog", db, "--cues", cues, "--format", "vtt", recording)
+            XCTAssertEqual(vtt.status, 0, vtt.stderr)
+            XCTAssertEqual(vtt.stdout, "WEBVTT\n\n00:00:00.000 --> 00:00:36.360\n&lt;b&gt;Live&lt;/b&gt; {\\i1} – R&amp;amp;B\n\n", cues)
+            let srt = try soundmark("scan", "--catalog", db, "--cues", cues, "--format", "srt", recording)
+            XCTAssertEqual(srt.stdout, "1\n00:00:00,000 --> 00:00:36,360\n<\u{2060}b>Live<\u{2060}/b> {\u{2060}\\i1} – R&amp;B\n\n", cues)
+            let ass = try soundmark("scan", "--catalog", db, "--cues", cues, "--format", "ass", recording)
+            XCTAssertTrue(ass.stdout.hasSuffix(",Default,,0,0,0,,<b>Live</b> ｛\\i1｝ – R&amp;B\n"), ass.stdout)
+            let note = cues == "segments" ? ""
+                : "soundmark: \(recording): 1 segment(s) without annotations are one cue each: wesnoth-knolls at 00:00:00\n"
+            XCTAssertEqual(vtt.stderr + srt.stderr + ass.stderr, String(repeating: note, count: 3), cues)
+        }
+    }
+
     func testWebVTTStylingIntoWebVTTAndASS() throws {
         let db = try catalog("styled.vtt", """
             WEBVTT

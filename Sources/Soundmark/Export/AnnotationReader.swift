@@ -861,7 +861,10 @@ extension AnnotationReader {
         /// `<v Name>` before them. Coordinates and font sizes in override blocks are rescaled from the
         /// script's PlayResX/Y to the 384×288 that soundmark's ASS output (and SubRip players)
         /// use (``rescaled(_:_:)``). What is not stored — the named styles' fonts, sizes,
-        /// outlines and margins, and drawings in another PlayRes — is said in one warning each. `Comment:` events and other sections are skipped silently; a bad
+        /// outlines and margins, and drawings in another PlayRes — is said in one warning each. An
+        /// event whose style no `Style:` line defines (other than `Default`) keeps its text with
+        /// no style tags; one warning per such style name gives the line of its first event.
+        /// `Comment:` events and other sections are skipped silently; a bad
         /// timing is reported with its line number.
         static func parse(_ lines: [String], name: String) -> AnnotationImport {
             var annotations: [Annotation] = []
@@ -875,6 +878,7 @@ extension AnnotationReader {
             var playRes = (x: "", y: "")
             var comments = 0, drawn = false
             var named: [String] = []  // styles other than Default that events use
+            var undefined: Set<String> = []  // style names events use that no Style line defines
             for (i, raw) in lines.enumerated() {
                 let line = raw.drop(while: { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" })
                 if line.hasPrefix("[") {
@@ -936,6 +940,12 @@ extension AnnotationReader {
                 drawn = drawn || drawing
                 let styleName = fields.firstIndex(of: "style").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""
                 if styleName.lowercased() != "default", styles[styleName] != nil, !named.contains(styleName) { named.append(styleName) }
+                // Renderers show such an event in the script's default style (libass warns "no style named …").
+                if !styleName.isEmpty, styleName.lowercased() != "default", styles[styleName] == nil,
+                   undefined.insert(styleName).inserted {
+                    warnings.append("\(name):\(i + 1): style \"\(styleName)\" is not defined in the script's styles: "
+                                    + "its events keep their text, with no style of their own")
+                }
                 var style = styles[styleName] ?? ""
                 if body.contains("\\an") { style = style.replacingOccurrences(of: #"\\an\d"#, with: "", options: .regularExpression) }
                 let speaker = fields.firstIndex(of: "name").map { values[$0].trimmingCharacters(in: .whitespaces) } ?? ""
@@ -949,9 +959,11 @@ extension AnnotationReader {
                 warnings.append("\(name): named styles are not stored (\(named.joined(separator: ", "))): each event keeps its style's alignment, "
                                 + "bold, italic, underline, strike-out and colour as override tags, not its font, size, outline or margins")
             }
-            if drawn {
-                warnings.append("\(name): drawings (\\p) and vector clips are kept in this script's PlayResX/Y \(playRes.x)×\(playRes.y), "
-                                + "not rescaled to soundmark's 384×288")
+            if drawn, let canvas = canvas(playRes) {
+                let assumed = playRes.x.isEmpty ? " (PlayResX assumed from PlayResY, as libass does)"
+                    : playRes.y.isEmpty ? " (PlayResY assumed from PlayResX, as libass does)" : ""
+                warnings.append("\(name): drawings (\\p) and vector clips are kept in this script's PlayResX/Y "
+                                + "\(number(canvas.x))×\(number(canvas.y))\(assumed), not rescaled to soundmark's 384×288")
             }
             return AnnotationImport(annotations: annotations, warnings: warnings)
         }
@@ -978,14 +990,35 @@ extension AnnotationReader {
         /// The PlayRes soundmark writes and SubRip players assume (FFmpeg's ASS default), pixels.
         static let outputPlayRes = (x: 384.0, y: 288.0)
 
-        /// The factors from a script's PlayResX/Y (as written; one missing follows from the other
-        /// as libass does: 4:3, or 1280×1024) to ``outputPlayRes``, or nil when they are 1.
+        /// A script's canvas, pixels: its PlayResX/Y as written, one missing following from the
+        /// other; nil when neither is given (renderers then use ``outputPlayRes``).
+        ///
+        /// The rule is libass's (ass.c, when it reads the script): a missing PlayResX is
+        /// PlayResY × 4 / 3 in integer arithmetic (at least 1), and 1280 when PlayResY is 1024;
+        /// a missing PlayResY is PlayResX × 3 / 4, and 1024 when PlayResX is 1280. So PlayResY 720
+        /// alone is 960×720, and PlayResY 1000 alone 1333×1000.
+        static func canvas(_ playRes: (x: String, y: String)) -> (x: Double, y: Double)? {
+            let x = Double(playRes.x).flatMap { $0 > 0 ? $0 : nil }, y = Double(playRes.y).flatMap { $0 > 0 ? $0 : nil }
+            switch (x, y) {
+            case let (x?, y?): return (x, y)
+            case let (nil, y?): return (y == 1024 ? 1280 : max(1, (y * 4 / 3).rounded(.down)), y)
+            case let (x?, nil): return (x, x == 1280 ? 1024 : max(1, (x * 3 / 4).rounded(.down)))
+            case (nil, nil): return nil
+            }
+        }
+
+        /// The factors from a script's ``canvas(_:)`` to ``outputPlayRes``, or nil when they are 1.
         static func scale(_ playRes: (x: String, y: String)) -> (x: Double, y: Double)? {
-            var x = Double(playRes.x).flatMap { $0 > 0 ? $0 : nil }, y = Double(playRes.y).flatMap { $0 > 0 ? $0 : nil }
-            if x == nil, let y { x = y == 1024 ? 1280 : y * 4 / 3 }
-            if y == nil, let x { y = x == 1280 ? 1024 : x * 3 / 4 }
-            guard let x, let y, x != outputPlayRes.x || y != outputPlayRes.y else { return nil }
+            guard let (x, y) = canvas(playRes), x != outputPlayRes.x || y != outputPlayRes.y else { return nil }
             return (outputPlayRes.x / x, outputPlayRes.y / y)
+        }
+
+        /// `v` with at most 2 decimals and no trailing zeros (`26.67`, `192`).
+        static func number(_ v: Double) -> String {
+            var t = String(format: "%.2f", v)
+            while t.hasSuffix("0") { t.removeLast() }
+            if t.hasSuffix(".") { t.removeLast() }
+            return t
         }
 
         /// An override block with its coordinates (`\pos`, `\move`, `\org`, rectangular
@@ -993,12 +1026,6 @@ extension AnnotationReader {
         /// a drawing (`\p1`) or vector clip, which are kept as written.
         static func rescaled(_ block: String, _ scale: (x: Double, y: Double)) -> (block: String, drawing: Bool) {
             var changed = false, drawing = false
-            func number(_ v: Double) -> String {
-                var t = String(format: "%.2f", v)
-                while t.hasSuffix("0") { t.removeLast() }
-                if t.hasSuffix(".") { t.removeLast() }
-                return t
-            }
             let tags = CueMarkup.overrideTags(String(block.dropFirst().dropLast())).map { tag -> String in
                 var argument = tag.argument
                 switch tag.name {

@@ -88,15 +88,30 @@ public enum CueMarkup {
     ]
 
     /// The text without markup, on one line (line breaks become spaces): for plain-text outputs
-    /// (Audacity labels, CUE sheet titles). Text that is not markup (`Track <1>`) stays.
+    /// (Audacity labels, CUE sheet titles). Text that is not markup (`Track <1>`) stays; the
+    /// commands of an ASS drawing (``isDrawing(after:_:)``) are markup and go.
     public static func plainText(_ text: String) -> String {
-        AnnotationReader.LineSplitter.split(text).map { line in
+        var drawing = false
+        return AnnotationReader.LineSplitter.split(text).map { line in
             pieces(line).map { piece -> String in
-                if case .text(let t) = piece { return t }
-                return ""
+                switch piece {
+                case .text(let t): return drawing ? "" : t
+                case .override(let tags, _): drawing = isDrawing(after: tags, drawing); return ""
+                default: return ""
+                }
             }.joined()
         }.joined(separator: " ")
     }
+
+    /// Whether the text after an override block with `tags` is the commands of an ASS drawing
+    /// (`{\p1}m 0 0 l 100 0 100 100{\p0}`: from `\p` with a scale of 1 or more to `\p0` or
+    /// the cue's end), given whether the text before it was.
+    static func isDrawing(after tags: [OverrideTag], _ before: Bool) -> Bool {
+        tags.reduce(before) { drawing, tag in tag.name == "p" ? (Int(tag.argument) ?? 0) > 0 : drawing }
+    }
+
+    /// The kind name of dropped ASS drawings (their `\p` tags and commands), as ``StylingLoss`` says it.
+    static let drawingKind = "ASS drawing {\\p1}…{\\p0}"
 
     /// `text` with each WebVTT timestamp tag (`<00:00:03.000>`, reference time) moved by
     /// `map` (into recording time) and written `<hh:mm:ss.mmm>`; everything else unchanged.
@@ -367,16 +382,23 @@ extension CueMarkup {
 
     /// Cue text as SubRip text: SubRip markup and override blocks as they are; the WebVTT
     /// settings block becomes `{\anN}`, `<c.colour>` a `<font color>`; other WebVTT markup
-    /// is dropped (its text kept).
+    /// is dropped (its text kept). ASS drawings are dropped, their commands and `\p` tags too
+    /// (SubRip players show the commands as text).
     static func subRip(_ text: String, loss: StylingLoss?) -> [String] {
         var fonts: [Bool] = []  // per open <c>: whether it became a <font>
+        var drawing = false
         var out: [String] = []
         for line in CueWriter.payloadLines(text) {
             var s = ""
             for piece in pieces(line) {
                 switch piece {
-                case .text(let t): s += t
-                case .override(_, let raw): s += raw
+                case .text(let t): if !drawing { s += t }
+                case .override(let tags, let raw):
+                    drawing = isDrawing(after: tags, drawing)
+                    guard tags.contains(where: { $0.name == "p" }) else { s += raw; continue }
+                    if tags.contains(where: { $0.name == "p" && (Int($0.argument) ?? 0) > 0 }) { loss?.drop(drawingKind) }
+                    let kept = tags.filter { $0.name != "p" }
+                    if !kept.isEmpty { s += "{" + kept.map { "\\" + $0.name + $0.argument }.joined() + "}" }
                 case .settings(let settings): s += alignmentBlock(webVTTSettings: settings, loss: loss)
                 case .tag(let tag):
                     switch tag.name {
@@ -427,12 +449,13 @@ extension CueMarkup {
         var fonts: [Bool] = []  // per open <font>: whether it became a <c>
         var open: Set<String> = []  // i, b, u opened by override tags
         var colourOpen = false  // a <c> opened by \c
+        var drawing = false  // in an ASS drawing's commands
         var out: [String] = []
         for line in CueWriter.payloadLines(text) {
             var s = ""
             for piece in pieces(line) {
                 switch piece {
-                case .text(let t): s += CueWriter.escapeWebVTTText(t)
+                case .text(let t): if !drawing { s += CueWriter.escapeWebVTTText(t) }
                 case .settings(let v): settings = settings ?? v
                 case .tag(let tag):
                     switch tag.name {
@@ -468,6 +491,9 @@ extension CueMarkup {
                             } else {
                                 loss?.drop("colour other than the WebVTT default colours")
                             }
+                        case "p":
+                            drawing = isDrawing(after: [t], drawing)
+                            if drawing { loss?.drop(drawingKind) }
                         default: loss?.drop(overrideKind(t.name))
                         }
                     }
@@ -536,6 +562,42 @@ extension CueMarkup {
         loss?.endCue()
         let field = (name ?? "").replacingOccurrences(of: ",", with: " ")
         return (field, out.joined(separator: "\\N"))
+    }
+
+    // MARK: Plain text (CueTextKind.plain)
+
+    /// Plain text as SubRip lines, shown as written: where a SubRip player (or soundmark's own
+    /// reader) would see markup — a `<` that starts a tag (`<b>`, `<font …>`), a `{` that starts
+    /// an override block `{\…}` or the cue settings block — a word joiner (U+2060, invisible)
+    /// follows the `<` or `{`. SubRip has no escaping of its own.
+    static func subRipPlain(_ text: String) -> [String] {
+        CueWriter.payloadLines(text).map { line in
+            let s = Array(line.unicodeScalars)
+            var out = String.UnicodeScalarView()
+            for (i, c) in s.enumerated() {
+                out.append(c)
+                let opensBlock = c == "{" && s[i...].contains("}")
+                    && (i + 1 < s.count && s[i + 1] == "\\" || i == 0 && pieces(line).first.map(isSettings) == true)
+                if c == "<" && tagLength(s, i) != nil || opensBlock { out.append("\u{2060}") }
+            }
+            return String(out)
+        }
+    }
+
+    private static func isSettings(_ piece: Piece) -> Bool {
+        if case .settings = piece { return true }
+        return false
+    }
+
+    /// Plain text as WebVTT payload lines: every `&`, `<` and `>` as `&amp;`, `&lt;`, `&gt;`
+    /// (a title `<b>Live</b>` is `&lt;b&gt;Live&lt;/b&gt;`, `R&amp;B` is `R&amp;amp;B`).
+    static func webVTTPlain(_ text: String) -> [String] {
+        CueWriter.payloadLines(text).map { CueWriter.escapeWebVTTText($0, keepingReferences: false) }
+    }
+
+    /// Plain text as ASS event text: ``assEscape(_:)`` for each line, lines joined by `\N`.
+    static func assPlain(_ text: String) -> String {
+        CueWriter.payloadLines(text).map(assEscape).joined(separator: "\\N")
     }
 
     /// Text for ASS: braces full-width, a backslash before N, n or h followed by a word joiner.

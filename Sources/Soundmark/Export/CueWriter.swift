@@ -44,13 +44,15 @@ public enum CueWriter {
     /// blocks `{\…}` are SubRip's own and written as they are; WebVTT cue settings become
     /// `{\anN}` (`line`, `align`), `<c.yellow>` a `<font color="#ffff00">`; other WebVTT markup
     /// (`<v>`, `<lang>`, `<ruby>`, timestamp tags, `position` …) is dropped, its text kept, and
-    /// counted in `loss`.
+    /// counted in `loss`. ASS drawings (`{\p1}m 0 0 l 100 0{\p0}`) are dropped with their
+    /// commands, which SubRip players would show as text, and counted in `loss`. Plain text
+    /// (``CueTextKind/plain``) is shown as written (``CueMarkup/subRipPlain(_:)``).
     public static func srt(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = ""
         for (n, cue) in cues.enumerated() {
             let (start, end) = times(cue)
             out += "\(n + 1)\n\(clock(start, separator: ",")) --> \(clock(end, separator: ","))\n"
-            let lines = CueMarkup.subRip(cue.text, loss: loss)
+            let lines = cue.kind == .plain ? CueMarkup.subRipPlain(cue.text) : CueMarkup.subRip(cue.text, loss: loss)
             if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
             out += "\n"
         }
@@ -73,12 +75,14 @@ public enum CueWriter {
     /// the first `{\anN}` becomes `line`/`align` settings; `<font color>` and `{\c&HBBGGRR&}`
     /// become `<c.yellow>` etc. for WebVTT's eight default colours; `{\i1}`/`{\i0}` (b, u)
     /// become `<i>`/`</i>`. Other colours, font faces and sizes, `<s>` and other override tags
-    /// are dropped (text kept) and counted in `loss`.
+    /// are dropped (text kept) and counted in `loss`; so are ASS drawings
+    /// (`{\p1}m 0 0 l 100 0{\p0}`), their commands with them. Plain text
+    /// (``CueTextKind/plain``) has every `&`, `<`, `>` escaped: `&lt;b&gt;Live&lt;/b&gt;`.
     public static func webVTT(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = "WEBVTT\n\n"
         for cue in cues {
             let (start, end) = times(cue)
-            let (settings, lines) = CueMarkup.webVTT(cue.text, loss: loss)
+            let (settings, lines) = cue.kind == .plain ? ("", CueMarkup.webVTTPlain(cue.text)) : CueMarkup.webVTT(cue.text, loss: loss)
             let shown = settings.isEmpty || settings.contains("-->") ? "" : " " + settings
             out += "\(clock(start, separator: ".")) --> \(clock(end, separator: "."))\(shown)\n"
             if !lines.isEmpty { out += lines.joined(separator: "\n") + "\n" }
@@ -100,7 +104,8 @@ public enum CueWriter {
     /// before `N`, `n` or `h` gets a word joiner (U+2060) after it so it is not read as an
     /// escape; `<…>` that is not markup (`Track <1>`) is text. What ASS cannot express
     /// (`<font size>`, `<lang>`, `<ruby>`, timestamp tags, `position` …) is dropped and
-    /// counted in `loss`. LF line ends.
+    /// counted in `loss`. Plain text (``CueTextKind/plain``) is text only: `<b>` stays `<b>`,
+    /// braces and backslashes escaped as above. LF line ends.
     public static func ass(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = """
             [Script Info]
@@ -119,7 +124,7 @@ public enum CueWriter {
             """
         for cue in cues {
             let (start, end) = times(cue)
-            let (name, text) = CueMarkup.ass(cue.text, loss: loss)
+            let (name, text) = cue.kind == .plain ? ("", CueMarkup.assPlain(cue.text)) : CueMarkup.ass(cue.text, loss: loss)
             out += "Dialogue: 0,\(assClock(start)),\(assClock(end)),Default,\(name),0,0,0,,\(text)\n"
         }
         return out
@@ -138,13 +143,13 @@ public enum CueWriter {
     /// times in seconds with 6 decimals (`1.500000`), LF line ends. Labels are single-line, so
     /// line breaks and tabs in the text become spaces; labels are plain text, so markup
     /// (``CueMarkup/plainText(_:)``) is dropped and counted in `loss`, text that is not markup
-    /// (`Track <1>`) kept.
+    /// (`Track <1>`) kept; a ``CueTextKind/plain`` cue's text is written as it is.
     public static func audacityLabels(_ cues: [Cue], loss: StylingLoss? = nil) -> String {
         var out = ""
         for cue in cues {
             let (start, end) = times(cue)
-            if CueMarkup.hasMarkup(cue.text) { loss?.drop("styling"); loss?.endCue() }
-            let label = String(CueMarkup.plainText(cue.text).unicodeScalars.map { s -> Character in
+            if cue.kind == .markup, CueMarkup.hasMarkup(cue.text) { loss?.drop("styling"); loss?.endCue() }
+            let label = String((cue.kind == .plain ? cue.text : CueMarkup.plainText(cue.text)).unicodeScalars.map { s -> Character in
                 (s == "\r" || s == "\n" || s == "\t") ? " " : Character(s)
             })
             out += "\(fixed6(start))\t\(fixed6(end))\t\(label)\n"
@@ -280,16 +285,17 @@ public enum CueWriter {
 
     // MARK: WebVTT escaping
 
-    /// Text (no markup) as WebVTT cue text: `&` kept where it starts a character reference,
-    /// else `&amp;`; `<` and `>` as `&lt;` and `&gt;`.
-    static func escapeWebVTTText(_ text: String) -> String {
+    /// Text (no markup) as WebVTT cue text: `&` kept where it starts a character reference
+    /// (unless `keepingReferences` is false: plain text, whose `&amp;` is text), else `&amp;`;
+    /// `<` and `>` as `&lt;` and `&gt;`.
+    static func escapeWebVTTText(_ text: String, keepingReferences: Bool = true) -> String {
         let s = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
         var i = 0
         while i < s.count {
             switch s[i] {
             case "&":
-                if let n = characterReferenceLength(s, i) {
+                if keepingReferences, let n = characterReferenceLength(s, i) {
                     out.append(contentsOf: s[i..<i + n]); i += n
                 } else {
                     out.append(contentsOf: "&amp;".unicodeScalars); i += 1

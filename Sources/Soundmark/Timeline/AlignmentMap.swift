@@ -61,7 +61,8 @@ public struct AlignmentMap: Sendable {
     /// every cue lies inside its own segment.
     /// - Parameters:
     ///   - annotations: the annotations of each reference, by reference index (missing: none).
-    ///   - segmentText: the text of a segment's own cue.
+    ///   - segmentText: the text of a segment's own cue, plain text (``CueTextKind/plain``:
+    ///     a title `<b>Live</b>` is not markup).
     ///   - minimumDuration: the shortest annotation cue kept, seconds (default 0.05).
     public func playCues(annotations: [Int: [Annotation]], segmentText: (Segment) -> String,
                          minimumDuration: Double = 0.05) -> PlayCues {
@@ -72,7 +73,7 @@ public struct AlignmentMap: Sendable {
             if aired.isEmpty {
                 let start = max(0, piece.start), end = min(recordingDuration, piece.end)
                 guard end > start else { continue }
-                entries.append((Cue(start: start, end: end, text: segmentText(piece)), n))
+                entries.append((Cue(start: start, end: end, text: segmentText(piece), kind: .plain), n))
                 own.append(n)
             } else {
                 entries += aired.map { ($0, n) }

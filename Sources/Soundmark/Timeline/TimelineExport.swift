@@ -70,7 +70,8 @@ public enum TimelineExport {
         return CueWriter.csv(header: header, rows: records)
     }
 
-    /// One cue per row that has a first-seen time, in row order.
+    /// One cue per row that has a first-seen time, in row order; its text (``cueText(_:)``) is
+    /// plain text (``CueTextKind/plain``), so a title `<b>Live</b>` is not markup.
     ///
     /// A cue spans from its row's first-seen time to the row's ``TimelineRow/end`` (when the
     /// activity ended, even if that is after the next row started: a crossfade). A row
@@ -102,7 +103,7 @@ public enum TimelineExport {
                 end = start + defaultCueDuration
             }
             if !(end > start) { end = start + defaultCueDuration }
-            cues.append(Cue(start: start, end: end, text: cueText(row)))
+            cues.append(Cue(start: start, end: end, text: cueText(row), kind: .plain))
         }
         return cues
     }
@@ -119,7 +120,7 @@ public enum TimelineExport {
                 warnings.append("cue \"\(cue.text)\" at \(span) is before the time line's 0 s; left out")
             } else if cue.start < 0 {
                 warnings.append("cue \"\(cue.text)\" at \(span) starts before 0 s; it starts at 0 s")
-                kept.append(Cue(start: 0, end: cue.end, text: cue.text))
+                kept.append(Cue(start: 0, end: cue.end, text: cue.text, kind: cue.kind))
             } else {
                 kept.append(cue)
             }

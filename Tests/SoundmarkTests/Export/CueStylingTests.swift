@@ -168,6 +168,35 @@ final class CueStylingTests: XCTestCase {
                                       "ASS override \\pos has no WebVTT form: dropped from 1 cue(s)"])
     }
 
+    /// An event naming a style no `Style:` line defines was read with no word said: one warning
+    /// per undefined name (at its first event), the text kept with no style tags.
+    func testUndefinedStyleIsWarnedOncePerName() throws {
+        let read = try AnnotationReader.parse(Data("""
+            [Script Info]
+            ScriptType: v4.00+
+
+            [V4+ Styles]
+            Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+            Style: Top,Arial,20,&H00FFFFFF,&H000000FF,&H00000000,&H80000000,0,0,0,0,100,100,0,0,1,2,0,8,10,10,10,1
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:01.00,0:00:02.00,Shout,,0,0,0,,Loud {\\i1}one
+            Dialogue: 0,0:00:03.00,0:00:04.00,Top,,0,0,0,,High
+            Dialogue: 0,0:00:05.00,0:00:06.00,Shout,,0,0,0,,Loud two
+            Dialogue: 0,0:00:07.00,0:00:08.00,Whisper,,0,0,0,,Soft
+            Dialogue: 0,0:00:09.00,0:00:10.00,default,,0,0,0,,Plain
+
+            """.utf8), name: "s.ass")
+        XCTAssertEqual(read.annotations.map(\.text), ["Loud {\\i1}one", "{\\an8}High", "Loud two", "Soft", "Plain"])
+        XCTAssertEqual(read.warnings, [
+            "s.ass:10: style \"Shout\" is not defined in the script's styles: its events keep their text, with no style of their own",
+            "s.ass:13: style \"Whisper\" is not defined in the script's styles: its events keep their text, with no style of their own",
+            "s.ass: named styles are not stored (Top): each event keeps its style's alignment, bold, italic, underline, "
+                + "strike-out and colour as override tags, not its font, size, outline or margins",
+        ])
+    }
+
     /// Coordinates and font sizes are in the script's PlayResX/Y; soundmark's ASS output (and
     /// SubRip players) use 384×288, so they are rescaled; drawings are kept with a warning.
     func testASSCoordinatesAreRescaledToTheOutputPlayRes() throws {
@@ -194,6 +223,79 @@ final class CueStylingTests: XCTestCase {
                                           + "not rescaled to soundmark's 384×288"])
     }
 
+    /// A script with PlayResY alone had its drawings warned about in "PlayResX/Y ×720": the width
+    /// libass assumes (PlayResY × 4 / 3 in integer arithmetic; 1280 for 1024) is said, and used.
+    func testMissingPlayResIsSaidAsLibassAssumesIt() throws {
+        func read(_ scriptInfo: String) throws -> AnnotationImport {
+            try AnnotationReader.parse(Data("""
+                [Script Info]
+                \(scriptInfo)
+                [Events]
+                Format: Start, End, Text
+                Dialogue: 0:00:01.00,0:00:02.00,{\\pos(480,360)\\p1}m 0 0 l 100 0 100 100{\\p0}
+
+                """.utf8), name: "p.ass")
+        }
+        let y720 = try read("PlayResY: 720")
+        XCTAssertEqual(y720.annotations.map(\.text), ["{\\pos(192,144)\\p1}m 0 0 l 100 0 100 100{\\p0}"])
+        XCTAssertEqual(y720.warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's PlayResX/Y 960×720 "
+                                       + "(PlayResX assumed from PlayResY, as libass does), not rescaled to soundmark's 384×288"])
+        // 1000 × 4 / 3 is 1333 in libass's integer arithmetic, not 1333.33.
+        let y1000 = try read("PlayResY: 1000")
+        XCTAssertEqual(y1000.annotations.map(\.text), ["{\\pos(138.27,103.68)\\p1}m 0 0 l 100 0 100 100{\\p0}"])
+        XCTAssertEqual(y1000.warnings.first?.contains("PlayResX/Y 1333×1000 (PlayResX assumed"), true)
+        XCTAssertEqual(try read("PlayResY: 1024").warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's "
+            + "PlayResX/Y 1280×1024 (PlayResX assumed from PlayResY, as libass does), not rescaled to soundmark's 384×288"])
+        XCTAssertEqual(try read("PlayResX: 640").warnings, ["p.ass: drawings (\\p) and vector clips are kept in this script's "
+            + "PlayResX/Y 640×480 (PlayResY assumed from PlayResX, as libass does), not rescaled to soundmark's 384×288"])
+    }
+
+    /// ASS drawings (`{\p1}` commands `{\p0}`) came out as text in WebVTT and SubRip: they are
+    /// dropped there, commands and `\p` tags, with one warning per output; ASS keeps them.
+    func testDrawingsAreDroppedFromTextFormats() {
+        let cues = [Cue(start: 1, end: 2.5, text: "{\\an8}Logo: {\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}{\\i1}on{\\i0}"),
+                    Cue(start: 3, end: 4, text: "{\\pos(10,20)\\p1}m 0 0 l 1 1\nl 2 2{\\p0}after")]
+        let srt = StylingLoss(format: "SubRip")
+        XCTAssertEqual(CueWriter.srt(cues, loss: srt), """
+            1
+            00:00:01,000 --> 00:00:02,500
+            {\\an8}Logo: {\\i1}on{\\i0}
+
+            2
+            00:00:03,000 --> 00:00:04,000
+            {\\pos(10,20)}
+            after
+
+
+            """)
+        XCTAssertEqual(srt.messages, ["ASS drawing {\\p1}…{\\p0} has no SubRip form: dropped from 2 cue(s)"])
+
+        let vtt = StylingLoss(format: "WebVTT")
+        XCTAssertEqual(CueWriter.webVTT(cues, loss: vtt), """
+            WEBVTT
+
+            00:00:01.000 --> 00:00:02.500 line:0
+            Logo: <i>on</i>
+
+            00:00:03.000 --> 00:00:04.000
+            after
+
+
+            """)
+        XCTAssertEqual(vtt.messages, ["ASS drawing {\\p1}…{\\p0} has no WebVTT form: dropped from 2 cue(s)",
+                                      "ASS override \\pos has no WebVTT form: dropped from 1 cue(s)"])
+
+        let ass = StylingLoss(format: "ASS")
+        XCTAssertEqual(CueWriter.ass(cues, loss: ass), assHeader
+            + "Dialogue: 0,0:00:01.00,0:00:02.50,Default,,0,0,0,,{\\an8}Logo: {\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}{\\i1}on{\\i0}\n"
+            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,{\\pos(10,20)\\p1}m 0 0 l 1 1\\Nl 2 2{\\p0}after\n")
+        XCTAssertEqual(ass.messages, [])
+        XCTAssertEqual(CueMarkup.plainText(cues[0].text), "Logo: on")
+        // A drawing that never ends runs to the cue's end; \p0 alone is no drawing.
+        XCTAssertEqual(CueMarkup.webVTT("a{\\p1}m 0 0 l 1 1", loss: nil).lines, ["a"])
+        XCTAssertEqual(CueMarkup.subRip("a{\\p0}b", loss: nil), ["ab"])
+    }
+
     /// WebVTT timestamp tags (karaoke) are reference times: re-timing moves them with the cue.
     func testTimestampTagsAreRetimed() {
         let text = "{vtt line:0}<c.yellow>Ka</c><00:00:03.250>ra<00:03.500>o\nke {\\an8} <1> <00:03.5>"
@@ -213,6 +315,37 @@ final class CueStylingTests: XCTestCase {
         XCTAssertEqual(CueWriter.srt([Cue(start: 0, end: 1, text: "Track <1>")]), "1\n00:00:00,000 --> 00:00:01,000\nTrack <1>\n\n")
         XCTAssertEqual(CueWriter.webVTT([Cue(start: 0, end: 1, text: "Track <1>")]),
                        "WEBVTT\n\n00:00:00.000 --> 00:00:01.000\nTrack &lt;1&gt;\n\n")
+    }
+
+    /// A reference titled `<b>Live</b>` came out bold in subtitles: titles and artists are plain
+    /// text (``CueTextKind/plain``), shown as written and escaped as each format needs.
+    func testPlainTextIsNeverMarkup() {
+        let cues = [Cue(start: 1, end: 2.5, text: "<b>Live</b> {\\i1}at{\\i0} R&amp;B", kind: .plain),
+                    Cue(start: 3, end: 4, text: "{vtt line:0} x <1>", kind: .plain)]
+        let srt = StylingLoss(format: "SubRip")
+        XCTAssertEqual(CueWriter.srt(cues, loss: srt), "1\n00:00:01,000 --> 00:00:02,500\n"
+            + "<\u{2060}b>Live<\u{2060}/b> {\u{2060}\\i1}at{\u{2060}\\i0} R&amp;B\n\n"
+            + "2\n00:00:03,000 --> 00:00:04,000\n{\u{2060}vtt line:0} x <1>\n\n")
+        let vtt = StylingLoss(format: "WebVTT")
+        XCTAssertEqual(CueWriter.webVTT(cues, loss: vtt), """
+            WEBVTT
+
+            00:00:01.000 --> 00:00:02.500
+            &lt;b&gt;Live&lt;/b&gt; {\\i1}at{\\i0} R&amp;amp;B
+
+            00:00:03.000 --> 00:00:04.000
+            {vtt line:0} x &lt;1&gt;
+
+
+            """)
+        let ass = StylingLoss(format: "ASS")
+        XCTAssertEqual(CueWriter.ass(cues, loss: ass), assHeader
+            + "Dialogue: 0,0:00:01.00,0:00:02.50,Default,,0,0,0,,<b>Live</b> ｛\\i1｝at｛\\i0｝ R&amp;B\n"
+            + "Dialogue: 0,0:00:03.00,0:00:04.00,Default,,0,0,0,,｛vtt line:0｝ x <1>\n")
+        let labels = StylingLoss(format: "Audacity label")
+        XCTAssertEqual(CueWriter.audacityLabels(cues, loss: labels),
+                       "1.000000\t2.500000\t<b>Live</b> {\\i1}at{\\i0} R&amp;B\n3.000000\t4.000000\t{vtt line:0} x <1>\n")
+        XCTAssertEqual(srt.messages + vtt.messages + ass.messages + labels.messages, [])
     }
 
     /// SubRip players take `<I>` and `<FONT COLOR=…>` in capitals; WebVTT tags are lower case.

@@ -268,7 +268,7 @@ final class ActivityTimelineTests: XCTestCase {
         XCTAssertEqual(t.rows[0].fields["title"], .string("One"), "a late end changes no other field")
         XCTAssertEqual(t.rows[0].fields["event"], .string("segment.started"))
         XCTAssertEqual(t.rows[0].firstSeen.position, 1)
-        XCTAssertEqual(TimelineExport.cues(t.rows), [Cue(start: 0, end: 15, text: "One – one"), Cue(start: 15, end: 30, text: "Two – two")])
+        XCTAssertEqual(TimelineExport.cues(t.rows), [Cue(start: 0, end: 15, text: "One – one", kind: .plain), Cue(start: 15, end: 30, text: "Two – two", kind: .plain)])
         // Applying the late end again changes nothing (idempotent).
         var again = t
         again.apply(payload(#"{"event":"segment.ended","activity_id":"a1","material_id":"one","time":15,"end":15}"#))
@@ -471,8 +471,8 @@ final class ActivityTimelineTests: XCTestCase {
             TimelineRow(activityID: "c", firstSeen: .init(time: 3661.25), fields: ["campaign": "Camp", "duration": 2]),
         ]
         XCTAssertEqual(TimelineExport.cues(rows), [
-            Cue(start: 1.5, end: 3661.25, text: "Spring <Sale> – m1 (marker)"),
-            Cue(start: 3661.25, end: 3663.25, text: "Camp – c"),
+            Cue(start: 1.5, end: 3661.25, text: "Spring <Sale> – m1 (marker)", kind: .plain),
+            Cue(start: 3661.25, end: 3663.25, text: "Camp – c", kind: .plain),
         ])
         XCTAssertEqual(TimelineExport.srt(rows),
                        "1\n00:00:01,500 --> 01:01:01,250\nSpring <Sale> – m1 (marker)\n\n2\n01:01:01,250 --> 01:01:03,250\nCamp – c\n\n")
@@ -480,7 +480,7 @@ final class ActivityTimelineTests: XCTestCase {
                        "WEBVTT\n\n00:00:01.500 --> 01:01:01.250\nSpring &lt;Sale&gt; – m1 (marker)\n\n01:01:01.250 --> 01:01:03.250\nCamp – c\n\n")
         // ISO-8601 times are rebased to the earliest row; the last cue gets the default 5 s.
         let iso = [TimelineRow(firstSeen: .init(time: 1_714_564_800, timestamp: "2024-05-01T12:00:00Z"))]
-        XCTAssertEqual(TimelineExport.cues(iso), [Cue(start: 0, end: 5, text: "(unidentified)")])
+        XCTAssertEqual(TimelineExport.cues(iso), [Cue(start: 0, end: 5, text: "(unidentified)", kind: .plain)])
         XCTAssertEqual(TimelineExport.cues(iso, origin: 1_714_564_790).first?.start, 10)
         XCTAssertEqual(TimelineExport.cues([]), [])
     }
@@ -499,7 +499,7 @@ final class ActivityTimelineTests: XCTestCase {
             _ = timeline.apply(payload(line))
         }
         let (cues, warnings) = TimelineExport.subtitleCues(timeline.rows)
-        XCTAssertEqual(cues, [Cue(start: 0, end: 2, text: "m2"), Cue(start: 3, end: 7, text: "m3")])
+        XCTAssertEqual(cues, [Cue(start: 0, end: 2, text: "m2", kind: .plain), Cue(start: 3, end: 7, text: "m3", kind: .plain)])
         XCTAssertEqual(warnings, ["cue \"m1\" at -5.000–-2.000 s is before the time line's 0 s; left out",
                                   "cue \"m2\" at -1.000–2.000 s starts before 0 s; it starts at 0 s"])
         XCTAssertEqual(TimelineExport.srt(timeline.rows), "1\n00:00:00,000 --> 00:00:02,000\nm2\n\n2\n00:00:03,000 --> 00:00:07,000\nm3\n\n")

@@ -74,8 +74,8 @@ final class AlignmentMapTests: XCTestCase {
         let play = map.playCues(annotations: [0: [Annotation(start: 25, end: 35, text: "runs past the cut"),
                                                   Annotation(start: 70, end: 75, text: "never aired")]],
                                 segmentText: { $0.item.displayTitle })
-        XCTAssertEqual(play.cues, [Cue(start: 35, end: 40, text: "runs past the cut"), Cue(start: 40, end: 60, text: "Jingle"),
-                                   Cue(start: 60, end: 80, text: "programme")])
+        XCTAssertEqual(play.cues, [Cue(start: 35, end: 40, text: "runs past the cut"), Cue(start: 40, end: 60, text: "Jingle", kind: .plain),
+                                   Cue(start: 60, end: 80, text: "programme", kind: .plain)])
         XCTAssertEqual(play.segmentIndices, [0, 1, 2])
         XCTAssertEqual(play.segmentCues, [1, 2])
     }
