@@ -716,13 +716,19 @@ func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let what = old == Catalog.formatVersion ? "already format version \(old); index up to date"
         : "upgraded from format version \(old) to \(Catalog.formatVersion); index built"
     FileHandle.standardError.write(Data("\(path): \(what)\n".utf8))
-    let (computed, lacking) = try computeMissingVersionFeatures(try Catalog(path: path), path: path)
+    try upgradeVersionFeatures(try Catalog(path: path), path: path)
+    return Exit.ok
+}
+
+/// `catalog upgrade`'s last step: computes the version features the references of `catalog`
+/// (named `path` in messages) lack and names those it cannot compute.
+private func upgradeVersionFeatures(_ catalog: Catalog, path: String) throws {
+    let (computed, lacking) = try computeMissingVersionFeatures(catalog, path: path)
     if computed > 0 { FileHandle.standardError.write(Data("\(path): version features computed for \(computed) reference(s)\n".utf8)) }
     if !lacking.isEmpty {
         // Each with its missing file; the hint's command stores them also for a file already in the catalog.
         FileHandle.standardError.write(Data("\(path): \(lacking.count) reference(s) lack version features: \(lacking.joined(separator: ", ")); compute them with 'soundmark catalog add --catalog \(path) --id ID FILE'\n".utf8))
     }
-    return Exit.ok
 }
 
 func required(_ args: ParsedArguments, _ name: String) throws -> String {
