@@ -105,4 +105,51 @@ extension PostgresCLITests {
         try checked(["catalog", "remove", "--catalog", added.uri, "wesnoth-battle"])
         XCTAssertEqual(try serverBlobs(added.name), sqliteBlobs.filter { !$0.hasPrefix("wesnoth-battle:") })
     }
+
+    /// A catalog written before the server held version features (format 2: no
+    /// `version_chroma`): readers find none and say what to run; `catalog upgrade` raises the
+    /// format, computes the features from the sources and names the reference whose source is
+    /// gone in the words it uses for an SQLite file.
+    func testVersionFeaturesOfAFormat2CatalogAfterUpgrade() throws {
+        try makeClips()
+        let db = try newVersionsDatabase()
+        try checked(["catalog", "add", "--catalog", db.uri] + versionFiles)
+        XCTAssertEqual(try server.value(db.name, "SELECT value FROM meta WHERE key = 'format_version'"), "3")
+        let moved = "/nonexistent/wesnoth-battle.ogg"
+        try server.psql(db.name, """
+            DROP TABLE version_chroma; UPDATE meta SET value = '2' WHERE key = 'format_version';
+            UPDATE reference SET source = '\(moved)' WHERE id = 'wesnoth-battle'
+            """)
+        let display = "postgresql://sm@[socket \(server.socketFolder)]:\(server.port)/\(db.name)"
+
+        // A reader on another machine: plain identify works, --versions says what to run, and
+        // the server keeps its format (readers never change it).
+        cache("cache-2")
+        try checked(["identify", "--catalog", db.uri, path("k.wav")])
+        let none = try checked(["identify", "--versions", "--catalog", db.uri, path("version.wav")], status: 2)
+        XCTAssertEqual(none.stderr, "soundmark: the catalog holds no version features; run 'soundmark catalog upgrade --catalog \(display)' to compute them\n")
+        XCTAssertEqual(try server.value(db.name, "SELECT value FROM meta WHERE key = 'format_version'"), "2")
+
+        let upgrade = try checked(["catalog", "upgrade", "--catalog", db.uri])
+        XCTAssertEqual(try server.value(db.name, "SELECT value FROM meta WHERE key = 'format_version'"), "3")
+        XCTAssertEqual(try serverBlobs(db.name).map { String($0.prefix { $0 != ":" }) }, ["supertux-chipdisko", "wesnoth-knolls"])
+
+        // The same catalog as an SQLite file, upgraded: the same report but for the name.
+        let file = path("local.db")
+        try checked(["catalog", "add", "--catalog", file] + versionFiles)
+        try Catalog(path: file).db.execute("DELETE FROM version_chroma; UPDATE reference SET source = '\(moved)' WHERE id = 'wesnoth-battle'")
+        let fileUpgrade = try checked(["catalog", "upgrade", "--catalog", file])
+        let lines = fileUpgrade.stderrLines.dropFirst().map { $0.replacingOccurrences(of: file, with: display) }
+        XCTAssertEqual(lines, ["\(display): version features computed for 2 reference(s)",
+                               "\(display): 1 reference(s) lack version features: 'wesnoth-battle' (source file '\(moved)' is missing); compute them with 'soundmark catalog add --catalog \(display) --id ID FILE'"])
+        XCTAssertEqual(upgrade.stderrLines.map(String.init), ["\(display): upgraded from format version 2 to 3; local cache and index up to date"] + lines)
+
+        // Another machine now gets the features (its cache pulls the whole catalog again).
+        cache("cache-3")
+        let pg = try checked(["identify", "--versions", "--catalog", db.uri, "--format", "json", path("version.wav")])
+        XCTAssertEqual(pg.stdout, try checked(["identify", "--versions", "--catalog", file, "--format", "json", path("version.wav")]).stdout)
+        XCTAssertTrue(pg.stdout.contains("\"wesnoth-knolls\""), pg.stdout)
+        cache("cache-2")
+        XCTAssertEqual(try checked(["identify", "--versions", "--catalog", db.uri, "--format", "json", path("version.wav")]).stdout, pg.stdout)
+    }
 }
