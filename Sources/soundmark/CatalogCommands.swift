@@ -708,21 +708,33 @@ func refreshIndex(_ catalog: Catalog) {
 func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let path = try required(args, "catalog")
     if PostgresLocation.isPostgres(path) {
-        try openCatalog(path).updateIndex()
-        FileHandle.standardError.write(Data(displayingServers("\(path): format version \(PostgresCatalog.serverFormatVersion); local cache and index up to date\n").utf8))
+        let found = try postgresCatalog(path, create: false).storedFormatVersion
+        // A writable open raises the server's format (the version features' table).
+        let catalog = try openCatalog(path)
+        try catalog.updateIndex()
+        let current = PostgresCatalog.serverFormatVersion
+        let what = found == current ? "format version \(current)" : "upgraded from format version \(found) to \(current)"
+        FileHandle.standardError.write(Data(displayingServers("\(path): \(what); local cache and index up to date\n").utf8))
+        try upgradeVersionFeatures(catalog, path: path)
         return Exit.ok
     }
     let old = try Catalog.upgrade(path: path)
     let what = old == Catalog.formatVersion ? "already format version \(old); index up to date"
         : "upgraded from format version \(old) to \(Catalog.formatVersion); index built"
     FileHandle.standardError.write(Data("\(path): \(what)\n".utf8))
-    let (computed, lacking) = try computeMissingVersionFeatures(try Catalog(path: path), path: path)
-    if computed > 0 { FileHandle.standardError.write(Data("\(path): version features computed for \(computed) reference(s)\n".utf8)) }
+    try upgradeVersionFeatures(try Catalog(path: path), path: path)
+    return Exit.ok
+}
+
+/// `catalog upgrade`'s last step: computes the version features the references of `catalog`
+/// (named `path` in messages) lack and names those it cannot compute.
+private func upgradeVersionFeatures(_ catalog: Catalog, path: String) throws {
+    let (computed, lacking) = try computeMissingVersionFeatures(catalog, path: path)
+    if computed > 0 { FileHandle.standardError.write(Data(displayingServers("\(path): version features computed for \(computed) reference(s)\n").utf8)) }
     if !lacking.isEmpty {
         // Each with its missing file; the hint's command stores them also for a file already in the catalog.
-        FileHandle.standardError.write(Data("\(path): \(lacking.count) reference(s) lack version features: \(lacking.joined(separator: ", ")); compute them with 'soundmark catalog add --catalog \(path) --id ID FILE'\n".utf8))
+        FileHandle.standardError.write(Data(displayingServers("\(path): \(lacking.count) reference(s) lack version features: \(lacking.joined(separator: ", ")); compute them with 'soundmark catalog add --catalog \(path) --id ID FILE'\n").utf8))
     }
-    return Exit.ok
 }
 
 func required(_ args: ParsedArguments, _ name: String) throws -> String {
@@ -890,7 +902,8 @@ let catalogCommands: [CommandSpec] = [
                 (CATALOG.index, next to the catalog) and the version features of 'identify/scan --versions',
                 computed from each reference's source file; references whose source is gone are named, with
                 the command that stores them. On a current catalog it only rebuilds a missing or stale index
-                file and computes missing version features.
+                file and computes missing version features. A PostgreSQL catalog gets the server's current
+                format (its version-features table), then the same version features, stored on the server.
                 """,
                 options: [catalogOption], positional: 0...0, run: runCatalogUpgrade),
 ]

@@ -329,8 +329,8 @@ let postgresCommands: [CommandSpec] = [
     CommandSpec(words: ["catalog", "copy"], usage: "SRC DST",
                 summary: "copy every reference between catalogs (SQLite file or postgresql:// URI, either way)",
                 details: """
-                References are copied as stored (metadata, postings, annotations, markers, Shazam peaks, file
-                stamps), one transaction each; a reference of DST with the same id is replaced, DST's other
+                References are copied as stored (metadata, postings, annotations, markers, Shazam peaks, version
+                features, file stamps), one transaction each; a reference of DST with the same id is replaced, DST's other
                 references are kept. DST is created when missing. Both must have the same fingerprint configuration.
                 """,
                 options: [], positional: 2...2, run: runCatalogCopy),

@@ -10,7 +10,8 @@ final class PostgresCLITests: XCTestCase {
     private static let samples = CLISupport.root.appendingPathComponent("samples")
     nonisolated(unsafe) private static var server: TestServer?
     nonisolated(unsafe) private static var serverError: Error?
-    private var work: URL!
+    /// This test's folder (its local caches in `cache`), removed after it.
+    var work: URL!
 
     /// A PostgreSQL server in a temporary folder.
     final class TestServer {
@@ -120,7 +121,8 @@ final class PostgresCLITests: XCTestCase {
         if let work { try? FileManager.default.removeItem(at: work) }
     }
 
-    private var server: TestServer { Self.server! }
+    /// This class's server.
+    var server: TestServer { Self.server! }
 
     /// A new, empty database on the test server, and its URI.
     func newDatabase() throws -> String {

@@ -2,7 +2,8 @@ import Foundation
 
 extension Catalog {
     /// Copies reference `id` from `source` as it is stored there (metadata, postings blob and
-    /// checksum, file stamp, annotations, marker, Shazam peaks), replacing any reference with
+    /// checksum, file stamp, annotations, marker, Shazam peaks, version features: the blobs
+    /// byte for byte), replacing any reference with
     /// that id here, in one transaction: no audio is decoded and no duplicate check is made.
     /// `catalog copy` uses it in both directions between SQLite and PostgreSQL (a catalog from
     /// ``PostgresCatalog/open(readOnly:)`` writes the copy through to the server).
@@ -31,6 +32,7 @@ extension Catalog {
                     CREATE TABLE IF NOT EXISTS reference_marker(reference_id TEXT PRIMARY KEY, payload INTEGER NOT NULL);
                     CREATE TABLE IF NOT EXISTS shazam_signature(id TEXT PRIMARY KEY, data BLOB NOT NULL);
                     """)
+                try db.execute(Catalog.versionTable)
                 for table in PostgresCatalog.tables.reversed() {
                     try db.prepare("DELETE FROM \(table.name) WHERE \(table.key) = ?").bind(id).run()
                 }

@@ -4,11 +4,11 @@ import Foundation
 /// A catalog shared on a PostgreSQL server, used through a local SQLite cache.
 ///
 /// **On the server** the tables are the SQLite catalog's (`meta`, `reference`, `annotation`,
-/// `reference_marker`, `shazam_signature`: same columns, postings as bytea) plus
-/// `reference_removed(id, version)`. `meta` holds `format_version`, the `configuration` JSON,
+/// `reference_marker`, `shazam_signature`, `version_chroma`: same columns, postings and
+/// chroma as bytea) plus `reference_removed(id, version)`. `meta` holds `format_version`, the `configuration` JSON,
 /// `instance` (a random token made with the schema) and `version`: a bigint every committing
 /// transaction bumps; each `reference` row carries the version that last wrote it (with its
-/// annotations, marker and Shazam peaks), each removal a `reference_removed` row.
+/// annotations, marker, Shazam peaks and version features), each removal a `reference_removed` row.
 ///
 /// **The local cache** is an ordinary SQLite catalog (with its `.index` file) under
 /// `$XDG_CACHE_HOME/soundmark` (else `~/.cache/soundmark`), named by a hash of the server's host,
@@ -35,6 +35,9 @@ public final class PostgresCatalog {
     private let lock = NSLock()
     private var inTransaction = false
     private var holdsLock = false
+    /// The server's format version when this object connected (2 or 3); a writable
+    /// ``open(readOnly:)`` of a format 2 catalog raises it to ``serverFormatVersion``.
+    public private(set) var storedFormatVersion = PostgresCatalog.serverFormatVersion
 
     /// The default folder of local caches: `$XDG_CACHE_HOME/soundmark`, else `~/.cache/soundmark`.
     public static var defaultCacheDirectory: String {
@@ -119,6 +122,7 @@ public final class PostgresCatalog {
                 CREATE TABLE IF NOT EXISTS reference_removed(id text PRIMARY KEY, version bigint NOT NULL);
                 CREATE INDEX IF NOT EXISTS reference_removed_version ON reference_removed(version);
                 """)
+            try db.execute(PostgresCatalog.versionTable)
             let json = String(decoding: try JSONEncoder.sorted.encode(configuration), as: UTF8.self)
             let rows: [(String, String)] = [("format_version", "\(PostgresCatalog.serverFormatVersion)"), ("configuration", json),
                                             ("version", "0"), ("instance", "\(UInt64.random(in: 1 ... .max))")]
@@ -128,11 +132,40 @@ public final class PostgresCatalog {
         }
     }
 
-    /// The server schema's format version: 2, as the SQLite catalog's before the version
-    /// features (which the server does not hold yet; its local cache, an SQLite catalog, has
-    /// format 3). Kept apart from ``Catalog/formatVersion`` so that the SQLite bump does not
-    /// make existing PostgreSQL catalogs unreadable.
-    public static let serverFormatVersion = 2
+    /// The server schema's format version: 3 since the version features (the `version_chroma`
+    /// table, as in the SQLite catalog), 2 before. Kept apart from ``Catalog/formatVersion``:
+    /// the server's schema changes on its own steps. A format 2 catalog is read as having no
+    /// version features and raised to 3 by the first writable ``open(readOnly:)``.
+    public static let serverFormatVersion = 3
+
+    /// The server's `version_chroma` table: a reference's ``ChromaSequence/encoded()`` bytes.
+    static let versionTable = """
+        CREATE TABLE IF NOT EXISTS version_chroma(
+            reference_id text PRIMARY KEY REFERENCES reference(id) ON DELETE CASCADE, data bytea NOT NULL)
+        """
+
+    /// Format 2 → 3 (writable opens only, as the SQLite catalog's migration): the empty
+    /// `version_chroma` table, `format_version` 3 and a new `instance` token, in one
+    /// transaction. The new token makes every local cache pull the whole catalog once: a cache
+    /// written by an earlier soundmark kept the version features of its own adds, which never
+    /// reached the server, and must not pass for the server's.
+    private func migrateToVersionFeatures() throws {
+        guard storedFormatVersion == 2 else { return }
+        lock.lock(); defer { lock.unlock() }
+        do {
+            try withConnection { db in try db.transaction {
+                try db.query("SELECT pg_advisory_xact_lock(7253011)")
+                // Another writer may have migrated between the check and the lock.
+                guard try db.query("SELECT value FROM meta WHERE key = 'format_version'").string(0, 0) == "2" else { return }
+                try db.execute(PostgresCatalog.versionTable)
+                try db.query("UPDATE meta SET value = $1 WHERE key = 'format_version'", [.text("\(PostgresCatalog.serverFormatVersion)")])
+                try db.query("UPDATE meta SET value = $1 WHERE key = 'instance'", [.text("\(UInt64.random(in: 1 ... .max))")])
+            } }
+        } catch {
+            throw SoundmarkError.catalogWriteFailed(path: location.display, reason: "format version 2 not raised to \(PostgresCatalog.serverFormatVersion): \(error)")
+        }
+        storedFormatVersion = PostgresCatalog.serverFormatVersion
+    }
 
     private func checkMeta(_ db: PostgresConnection) throws {
         let tables = try db.query("SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name IN ('meta', 'reference')")
@@ -145,9 +178,10 @@ public final class PostgresCatalog {
         guard let version = meta["format_version"], let json = meta["configuration"], meta["version"] != nil else {
             throw SoundmarkError.catalogUnreadable(path: location.display, reason: "not a soundmark catalog (no format version)")
         }
-        guard version == "\(PostgresCatalog.serverFormatVersion)" else {
+        guard version == "\(PostgresCatalog.serverFormatVersion)" || version == "2" else {
             throw SoundmarkError.catalogMismatch(path: location.display, reason: "catalog format version \(version), this soundmark reads version \(PostgresCatalog.serverFormatVersion); rebuild the catalog")
         }
+        storedFormatVersion = Int(version) ?? PostgresCatalog.serverFormatVersion
         guard let stored = try? JSONDecoder().decode(Configuration.self, from: Data(json.utf8)) else {
             throw SoundmarkError.catalogUnreadable(path: location.display, reason: "unreadable configuration record")
         }
@@ -161,11 +195,13 @@ public final class PostgresCatalog {
     ///
     /// - Parameter readOnly: open the cache for reading only (identify, scan, list); otherwise
     ///   every write transaction of the returned catalog is also committed on the server (see
-    ///   the type's notes).
+    ///   the type's notes), and a format 2 catalog is first raised to ``serverFormatVersion``.
     /// - Returns: a ``Catalog`` on the cache file.
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when the server or the cache
-    ///   cannot be read (the path names the server without password).
+    ///   cannot be read (the path names the server without password);
+    ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when the format cannot be raised.
     public func open(readOnly: Bool = false) throws -> Catalog {
+        if !readOnly { try migrateToVersionFeatures() }
         try refresh()
         let catalog = try Catalog(path: cachePath, readOnly: readOnly, configuration: configuration)
         if !readOnly {
@@ -233,6 +269,7 @@ public final class PostgresCatalog {
         ("annotation", "reference_id", [("reference_id", .text), ("seq", .int), ("start", .double), ("\"end\"", .double), ("text", .text)]),
         ("reference_marker", "reference_id", [("reference_id", .text), ("payload", .int)]),
         ("shazam_signature", "id", [("id", .text), ("data", .bytes)]),
+        ("version_chroma", "reference_id", [("reference_id", .text), ("data", .bytes)]),
     ]
 
     enum Kind { case text, int, double, bytes }
@@ -245,6 +282,7 @@ public final class PostgresCatalog {
             CREATE TABLE IF NOT EXISTS shazam_signature(id TEXT PRIMARY KEY, data BLOB NOT NULL);
             CREATE TEMP TABLE IF NOT EXISTS soundmark_dirty(id TEXT PRIMARY KEY);
             """)
+        try db.execute(Catalog.versionTable)
         for table in tables {
             for (event, row) in [("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")] {
                 var body = "INSERT OR IGNORE INTO soundmark_dirty(id) VALUES (\(row).\(table.key));"
@@ -276,6 +314,7 @@ public final class PostgresCatalog {
     /// Copies every reference the server changed after the cache's version (all of them for a
     /// new cache or another server instance) and applies the removals, inside the caller's
     /// transactions on both sides; then records the server's version and a new index token.
+    /// A format 2 server (no `version_chroma` table yet) gives no version features.
     private func pull(from db: PostgresConnection, into cache: SQLiteDatabase, version: Int64, instance: String) throws {
         var (cachedInstance, since) = try PostgresCatalog.cacheState(cache)
         if cachedInstance != instance {
@@ -291,7 +330,8 @@ public final class PostgresCatalog {
                 try cache.prepare("DELETE FROM \(table.name) WHERE \(table.key) = ?").bind(id).run()
             }
         }
-        for table in PostgresCatalog.tables {
+        let hasVersionTable = try db.query("SELECT (to_regclass('version_chroma') IS NOT NULL)::int").int(0, 0) == 1
+        for table in PostgresCatalog.tables where hasVersionTable || table.name != "version_chroma" {
             let columns = table.columns.map(\.0).joined(separator: ", ")
             let filter = table.name == "reference" ? "version > $1" : "\(table.key) IN (SELECT id FROM reference WHERE version > $1)"
             let rows = try db.query("SELECT \(columns) FROM \(table.name) WHERE \(filter)", [.int(since)])
@@ -320,7 +360,7 @@ public final class PostgresCatalog {
     }
 
     /// Writes the current cache state of reference `id` (row, annotations, marker, Shazam
-    /// peaks; or its absence) to the server, stamped with `version`.
+    /// peaks, version features; or its absence) to the server, stamped with `version`.
     private func push(id: String, from cache: SQLiteDatabase, to db: PostgresConnection, version: Int64) throws {
         try db.query("DELETE FROM reference WHERE id = $1", [.text(id)])
         let exists = try cache.prepare("SELECT count(*) FROM reference WHERE id = ?").bind(id)
