@@ -18,49 +18,17 @@ func warn(_ message: String) {
     FileHandle.standardError.write(Data("soundmark: warning: \(displayingServers(message))\n".utf8))
 }
 
-/// The warnings said about each input while it was read and matched, kept for its JSON report:
-/// a warning that affects a result (a truncated file, skipped corrupt data, a clip too short, an
-/// annotation left out) is in the output too, not only on stderr. Inputs are told apart by the
-/// name they were given on the command line; several threads may record at once (decoding and
-/// matching run on threads of their own). At most ``keptPerSource`` are kept per input (a monitor
-/// that runs for weeks through gaps and reconnects must not grow without bound): the rest are
-/// counted, and ``take(_:)`` ends with one line saying how many more stderr holds.
-final class InputWarnings: @unchecked Sendable {
-    /// The one store of this process.
+extension InputWarnings {
+    /// The one store of this process: each input's warnings (as printed, without the
+    /// "soundmark: warning: " prefix) for its JSON report.
     static let shared = InputWarnings()
-    /// Warnings kept per input for its JSON report (count): more than a reader goes through, few
-    /// enough that a stream.ended line stays a few kilobytes.
-    static let keptPerSource = 100
-    private let lock = NSLock()
-    private var bySource: [String: [String]] = [:]
-    private var notKept: [String: Int] = [:]
-
-    /// Keeps `message` (as printed, without the "soundmark: warning: " prefix) for `source`, or
-    /// counts it when `source` already has ``keptPerSource``.
-    func record(_ source: String, _ message: String) {
-        lock.lock(); defer { lock.unlock() }
-        if bySource[source, default: []].count < Self.keptPerSource {
-            bySource[source, default: []].append(displayingServers(message))
-        } else {
-            notKept[source, default: 0] += 1
-        }
-    }
-
-    /// The warnings kept for `source`, in the order they were said, then "N more warning(s) on
-    /// stderr" when some were only counted; and forgets them.
-    func take(_ source: String) -> [String] {
-        lock.lock(); defer { lock.unlock() }
-        let kept = bySource.removeValue(forKey: source) ?? []
-        guard let more = notKept.removeValue(forKey: source) else { return kept }
-        return kept + ["\(more) more warning(s) on stderr"]
-    }
 }
 
 /// Prints a warning about the input `source` on stderr and keeps it for that input's JSON
 /// report (``InputWarnings``).
 func warn(_ message: String, about source: String) {
     warn(message)
-    InputWarnings.shared.record(source, message)
+    InputWarnings.shared.record(source, displayingServers(message))
 }
 
 extension MediaItem {
