@@ -64,10 +64,42 @@ func topHelp() -> String {
     return lines.joined(separator: "\n")
 }
 
+/// The command `args` start with: the one whose words are the longest prefix of them, if any.
+func command(startingWith args: [String]) -> CommandSpec? {
+    commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
+}
+
+/// `args` name no command: a command group alone ("catalog"; with `helpAsked`, or followed by
+/// --help or -h) lists its subcommands, anything else is an unknown command. Returns the exit code.
+func notACommand(_ args: [String], helpAsked: Bool) -> Int32 {
+    // A command group ("catalog", "timeline") without a known subcommand: list the group.
+    let group = commands.filter { $0.words.count > 1 && $0.words[0] == args[0] }
+    if !group.isEmpty {
+        guard args.count == 1 || args[1] == "--help" || args[1] == "-h" else {
+            printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')")
+            return Exit.error
+        }
+        let lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"] + commandRows(group)
+            + ["\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options."]
+        print(lines.joined(separator: "\n"))
+        return helpAsked || args.count > 1 ? Exit.ok : Exit.error
+    }
+    printError("unknown command '\(args.prefix(2).filter { $0 != "--help" }.joined(separator: " "))' (see 'soundmark --help')")
+    return Exit.error
+}
+
+/// `soundmark help WORDS…` (as git and swift spell it): the help of the command WORDS start
+/// with, as `WORDS --help` prints it (words after the command's are ignored), a group's
+/// subcommands, or an unknown command's error. Returns the exit code.
+func helpCommand(_ words: [String]) -> Int32 {
+    guard let spec = command(startingWith: words) else { return notACommand(words, helpAsked: true) }
+    print(helpText(spec))
+    return Exit.ok
+}
+
 func main() -> Int32 {
-    var args = Array(CommandLine.arguments.dropFirst())
-    // `soundmark help scan` is `soundmark scan --help`, as git and swift spell it.
-    if args.count > 1 && args[0] == "help" { args = Array(args.dropFirst()) + ["--help"] }
+    let args = Array(CommandLine.arguments.dropFirst())
+    if args.count > 1 && args[0] == "help" { return helpCommand(Array(args.dropFirst())) }
     if args.isEmpty || args == ["--help"] || args == ["-h"] || args == ["help"] {
         print(topHelp())
         return args.isEmpty ? Exit.error : Exit.ok
@@ -79,23 +111,7 @@ func main() -> Int32 {
               + "JSON output format \(jsonOutputFormat))")
         return Exit.ok
     }
-    let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
-    guard let spec = match else {
-        // A command group ("catalog", "timeline") without a known subcommand: list the group.
-        let group = commands.filter { $0.words.count > 1 && $0.words[0] == args[0] }
-        if !group.isEmpty {
-            guard args.count == 1 || args[1] == "--help" || args[1] == "-h" else {
-                printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')")
-                return Exit.error
-            }
-            let lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"] + commandRows(group)
-                + ["\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options."]
-            print(lines.joined(separator: "\n"))
-            return args.count > 1 ? Exit.ok : Exit.error
-        }
-        printError("unknown command '\(args.prefix(2).filter { $0 != "--help" }.joined(separator: " "))' (see 'soundmark --help')")
-        return Exit.error
-    }
+    guard let spec = command(startingWith: args) else { return notACommand(args, helpAsked: false) }
     let rest = Array(args.dropFirst(spec.words.count))
     if rest.contains("--help") || rest.contains("-h") {
         print(helpText(spec))
