@@ -191,7 +191,7 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     // The session's warnings (skipped corrupt data, gaps, reconnects) are said as they come and
     // listed again in stream.ended, the run's summary.
     let said = InputWarnings()
-    session.onWarning = { warn($0); said.record(source, $0) }
+    session.onWarning = { warn($0); said.record(source, displayingServers($0)) }
     session.onOrigin = { writer.offerOrigin($0) }
     session.onAudio = { samples, time in
         recorder?.digest(samples)

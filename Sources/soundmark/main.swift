@@ -18,49 +18,17 @@ func warn(_ message: String) {
     FileHandle.standardError.write(Data("soundmark: warning: \(displayingServers(message))\n".utf8))
 }
 
-/// The warnings said about each input while it was read and matched, kept for its JSON report:
-/// a warning that affects a result (a truncated file, skipped corrupt data, a clip too short, an
-/// annotation left out) is in the output too, not only on stderr. Inputs are told apart by the
-/// name they were given on the command line; several threads may record at once (decoding and
-/// matching run on threads of their own). At most ``keptPerSource`` are kept per input (a monitor
-/// that runs for weeks through gaps and reconnects must not grow without bound): the rest are
-/// counted, and ``take(_:)`` ends with one line saying how many more stderr holds.
-final class InputWarnings: @unchecked Sendable {
-    /// The one store of this process.
+extension InputWarnings {
+    /// The one store of this process: each input's warnings (as printed, without the
+    /// "soundmark: warning: " prefix) for its JSON report.
     static let shared = InputWarnings()
-    /// Warnings kept per input for its JSON report (count): more than a reader goes through, few
-    /// enough that a stream.ended line stays a few kilobytes.
-    static let keptPerSource = 100
-    private let lock = NSLock()
-    private var bySource: [String: [String]] = [:]
-    private var notKept: [String: Int] = [:]
-
-    /// Keeps `message` (as printed, without the "soundmark: warning: " prefix) for `source`, or
-    /// counts it when `source` already has ``keptPerSource``.
-    func record(_ source: String, _ message: String) {
-        lock.lock(); defer { lock.unlock() }
-        if bySource[source, default: []].count < Self.keptPerSource {
-            bySource[source, default: []].append(displayingServers(message))
-        } else {
-            notKept[source, default: 0] += 1
-        }
-    }
-
-    /// The warnings kept for `source`, in the order they were said, then "N more warning(s) on
-    /// stderr" when some were only counted; and forgets them.
-    func take(_ source: String) -> [String] {
-        lock.lock(); defer { lock.unlock() }
-        let kept = bySource.removeValue(forKey: source) ?? []
-        guard let more = notKept.removeValue(forKey: source) else { return kept }
-        return kept + ["\(more) more warning(s) on stderr"]
-    }
 }
 
 /// Prints a warning about the input `source` on stderr and keeps it for that input's JSON
 /// report (``InputWarnings``).
 func warn(_ message: String, about source: String) {
     warn(message)
-    InputWarnings.shared.record(source, message)
+    InputWarnings.shared.record(source, displayingServers(message))
 }
 
 extension MediaItem {
@@ -96,10 +64,42 @@ func topHelp() -> String {
     return lines.joined(separator: "\n")
 }
 
+/// The command `args` start with: the one whose words are the longest prefix of them, if any.
+func command(startingWith args: [String]) -> CommandSpec? {
+    commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
+}
+
+/// `args` name no command: a command group alone ("catalog"; with `helpAsked`, or followed by
+/// --help or -h) lists its subcommands, anything else is an unknown command. Returns the exit code.
+func notACommand(_ args: [String], helpAsked: Bool) -> Int32 {
+    // A command group ("catalog", "timeline") without a known subcommand: list the group.
+    let group = commands.filter { $0.words.count > 1 && $0.words[0] == args[0] }
+    if !group.isEmpty {
+        guard args.count == 1 || args[1] == "--help" || args[1] == "-h" else {
+            printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')")
+            return Exit.error
+        }
+        let lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"] + commandRows(group)
+            + ["\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options."]
+        print(lines.joined(separator: "\n"))
+        return helpAsked || args.count > 1 ? Exit.ok : Exit.error
+    }
+    printError("unknown command '\(args.prefix(2).filter { $0 != "--help" }.joined(separator: " "))' (see 'soundmark --help')")
+    return Exit.error
+}
+
+/// `soundmark help WORDS…` (as git and swift spell it): the help of the command WORDS start
+/// with, as `WORDS --help` prints it (words after the command's are ignored), a group's
+/// subcommands, or an unknown command's error. Returns the exit code.
+func helpCommand(_ words: [String]) -> Int32 {
+    guard let spec = command(startingWith: words) else { return notACommand(words, helpAsked: true) }
+    print(helpText(spec))
+    return Exit.ok
+}
+
 func main() -> Int32 {
-    var args = Array(CommandLine.arguments.dropFirst())
-    // `soundmark help scan` is `soundmark scan --help`, as git and swift spell it.
-    if args.count > 1 && args[0] == "help" { args = Array(args.dropFirst()) + ["--help"] }
+    let args = Array(CommandLine.arguments.dropFirst())
+    if args.count > 1 && args[0] == "help" { return helpCommand(Array(args.dropFirst())) }
     if args.isEmpty || args == ["--help"] || args == ["-h"] || args == ["help"] {
         print(topHelp())
         return args.isEmpty ? Exit.error : Exit.ok
@@ -111,23 +111,7 @@ func main() -> Int32 {
               + "JSON output format \(jsonOutputFormat))")
         return Exit.ok
     }
-    let match = commands.filter { args.starts(with: $0.words) }.max { $0.words.count < $1.words.count }
-    guard let spec = match else {
-        // A command group ("catalog", "timeline") without a known subcommand: list the group.
-        let group = commands.filter { $0.words.count > 1 && $0.words[0] == args[0] }
-        if !group.isEmpty {
-            guard args.count == 1 || args[1] == "--help" || args[1] == "-h" else {
-                printError("unknown command '\(args.prefix(2).joined(separator: " "))' (see 'soundmark \(args[0]) --help')")
-                return Exit.error
-            }
-            let lines = ["usage: soundmark \(args[0]) SUBCOMMAND [options] ARGS", "", "subcommands:"] + commandRows(group)
-                + ["\nRun 'soundmark \(args[0]) SUBCOMMAND --help' for its options."]
-            print(lines.joined(separator: "\n"))
-            return args.count > 1 ? Exit.ok : Exit.error
-        }
-        printError("unknown command '\(args.prefix(2).filter { $0 != "--help" }.joined(separator: " "))' (see 'soundmark --help')")
-        return Exit.error
-    }
+    guard let spec = command(startingWith: args) else { return notACommand(args, helpAsked: false) }
     let rest = Array(args.dropFirst(spec.words.count))
     if rest.contains("--help") || rest.contains("-h") {
         print(helpText(spec))

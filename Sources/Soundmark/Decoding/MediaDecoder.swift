@@ -74,9 +74,9 @@ public final class MediaDecoder {
     private let warningHandler: ((String) -> Void)?
 
     private var formatContext: UnsafeMutablePointer<AVFormatContext>?
-    /// A local file whose first 4 KiB no demuxer recognises (FFmpeg chose the format by the
-    /// file's name): when it yields no packet at all it is refused as no media, not reported
-    /// as silent.
+    /// A local file whose content no demuxer recognised when it was opened (FFmpeg's probe
+    /// score is at most `AVPROBE_SCORE_EXTENSION`: the format was chosen by the file's name):
+    /// when it yields no packet at all it is refused as no media, not reported as silent.
     private let formatFromNameOnly: Bool
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
@@ -228,8 +228,10 @@ public final class MediaDecoder {
         self.isRawStream = opened.isRawStream
         self.standardInput = opened.standardInput
         self.vorbisFile = opened.vorbisFile
-        self.formatFromNameOnly = opened.format != nil && target.localPath != nil && target.namedPipe == nil
-            && !MediaDecoder.recognised(target, nil)
+        // FFmpeg scores its guess when it opens the input: above AVPROBE_SCORE_EXTENSION (50) only
+        // when a demuxer recognised the content (a text file named .flac scores 1).
+        self.formatFromNameOnly = target.localPath != nil && target.namedPipe == nil
+            && opened.format.map { $0.pointee.probe_score <= AVPROBE_SCORE_EXTENSION } ?? false
         if let info = opened.gapless {
             outputLimit = Int64((Double(info.validSamples) * Double(sampleRate) / Double(info.sampleRate)).rounded())
             limitSlack = Int64(3 * info.samplesPerFrame * sampleRate / info.sampleRate) + 64

@@ -76,6 +76,10 @@ public enum LegacyEncoding {
     /// Greek or Cyrillic letters all in one case from which the text is taken for another
     /// script's bytes (count): 4, a short word (Hebrew "שלום" is 4); shorter text has too few letters to say.
     static let caselessLetters = 4
+    /// The share of their count that Greek or Cyrillic letters all in one case (``caselessLetters``
+    /// or more) lose in ``score(_:)`` (fraction, 0.2): enough to rank that reading under a
+    /// caseless script's reading of the same bytes, little enough that it stays plausible alone.
+    static let oneCaseLetterPenalty = 0.2
 
     /// Plausibility of decoded text, about −2…1 (1: every non-ASCII character is a letter of
     /// one script, Latin letters from one language's alphabet, no case flips inside words).
@@ -136,7 +140,7 @@ public enum LegacyEncoding {
         // still plausible alone.
         var good = Double(dominant?.value ?? 0)
         if let dominant, dominant.key == "cyrillic" || dominant.key == "greek",
-           dominant.value >= caselessLetters, capitals == 0 || capitals == dominant.value { good -= 0.2 * Double(dominant.value) }
+           dominant.value >= caselessLetters, capitals == 0 || capitals == dominant.value { good -= oneCaseLetterPenalty * Double(dominant.value) }
         if dominant?.key == "latin", !latin.isEmpty {
             let coverage = latinAlphabets.map { alphabet in Double(latin.filter { alphabet.contains($0) }.count) }.max() ?? 0
             good = coverage

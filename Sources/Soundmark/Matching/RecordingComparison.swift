@@ -13,11 +13,15 @@ public struct RecordingComparison: Equatable, Sendable {
     public struct Window: Equatable, Sendable {
         /// Seconds into the new recording.
         public var start: Double
-        /// Matched postings of both sides over all postings of both sides in the window.
-        public var share: Double?
-        /// Postings of both sides in the window, and how many of them the other side holds.
+        /// Postings of both sides in the window (count).
         public var count: Int
+        /// Postings of both sides in the window that the other side holds (count, 0…``count``).
         public var matched: Int
+        /// Whether the window holds enough postings to be judged (``SameRecordingRule/windowMinimumPostings``
+        /// and ``SameRecordingRule/windowMinimumOfMedian``); when not, it has no ``share``.
+        public var judged: Bool
+        /// ``matched`` over ``count``, 0…1; `nil` when the window is not ``judged``.
+        public var share: Double? { judged ? Double(matched) / Double(count) : nil }
     }
 
     /// The windows in time order.
@@ -65,9 +69,9 @@ public struct RecordingComparison: Equatable, Sendable {
         for (first, range) in ranges.enumerated() {
             let n = counts[first], m = range.reduce(0) { $0 + matched[$1] }
             let start = Double(first * step) * hop
-            let windowShare = n >= fewest ? Double(m) / Double(n) : nil
-            windows.append(Window(start: start, share: windowShare, count: n, matched: m))
-            if let windowShare, SameRecordingRule.differs(windowShare, from: share) {
+            let window = Window(start: start, count: n, matched: m, judged: n >= fewest)
+            windows.append(window)
+            if let windowShare = window.share, SameRecordingRule.differs(windowShare, from: share) {
                 let end = start + Double(range.count * step) * hop
                 if let previous = differing.last, previous.upperBound >= start {
                     differing[differing.count - 1] = previous.lowerBound ... end

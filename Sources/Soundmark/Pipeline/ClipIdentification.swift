@@ -28,7 +28,9 @@ public struct ClipIdentification {
         /// The digest of the clip's decoded samples (a library's recording key), when asked for.
         public var digest: AudioDigest?
         /// The decoder's warnings (a truncated file, corrupt data skipped), in the order they
-        /// were said; empty when the caller opened the decoder (``run(decoder:digest:)``).
+        /// were said: the first ``InputWarnings/keptPerSource``, then a line counting the rest
+        /// (``InputWarnings/take(_:)``); empty when the caller opened the decoder
+        /// (``run(decoder:digest:)``).
         public var warnings: [String]
     }
 
@@ -51,10 +53,10 @@ public struct ClipIdentification {
     /// - Throws: ``MediaDecodingError`` when the source cannot be opened or decoded.
     public func run(_ source: String, streamIndex: Int? = nil, language: String? = nil, digest: Bool = false,
                     onWarning: ((String) -> Void)? = nil) throws -> Result {
-        let (decoder, warnings) = try WarningList.open(source, sampleRate: matcher.index.configuration.sampleRate,
-                                                       streamIndex: streamIndex, language: language, onWarning: onWarning)
+        let (decoder, warnings) = try InputWarnings.open(source, sampleRate: matcher.index.configuration.sampleRate,
+                                                         streamIndex: streamIndex, language: language, onWarning: onWarning)
         var result = try run(decoder: decoder, digest: digest)
-        result.warnings = warnings.all
+        result.warnings = warnings.take(source)
         return result
     }
 

@@ -30,7 +30,9 @@ public struct RecordingScan {
         /// The decoder that read the recording (its audio streams, whether it was truncated).
         public var decoder: MediaDecoder
         /// The decoder's warnings (a truncated file, corrupt data skipped), in the order they
-        /// were said; empty when the caller opened the decoder (``run(decoder:onSamples:onAudio:)``).
+        /// were said: the first ``InputWarnings/keptPerSource``, then a line counting the rest
+        /// (``InputWarnings/take(_:)``); empty when the caller opened the decoder
+        /// (``run(decoder:onSamples:onAudio:)``).
         public var warnings: [String]
     }
 
@@ -58,10 +60,10 @@ public struct RecordingScan {
                     onWarning: ((String) -> Void)? = nil,
                     onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                     onAudio: (([Float]) -> Void)? = nil) throws -> Result {
-        let (decoder, warnings) = try WarningList.open(source, sampleRate: index.configuration.sampleRate, streamIndex: streamIndex,
-                                                       language: language, onWarning: onWarning)
+        let (decoder, warnings) = try InputWarnings.open(source, sampleRate: index.configuration.sampleRate, streamIndex: streamIndex,
+                                                         language: language, onWarning: onWarning)
         var result = try run(decoder: decoder, onSamples: onSamples, onAudio: onAudio)
-        result.warnings = warnings.all
+        result.warnings = warnings.take(source)
         return result
     }
 
