@@ -461,7 +461,7 @@ func runCatalogAdd(_ args: ParsedArguments) throws -> Int32 {
     let catalogPath = try required(args, "catalog")
     // A catalog file this command creates is removed again when nothing could be added to it
     // (every input failed): a failed first `catalog add` leaves no empty catalog behind.
-    let creates = !PostgresLocation.isPostgres(catalogPath) && !FileManager.default.fileExists(atPath: catalogPath)
+    let creates = CatalogLocation(catalogPath).isMissingFile
     func removeIfEmpty() {
         guard creates, FileManager.default.fileExists(atPath: catalogPath),
               let refs = try? Catalog(path: catalogPath, readOnly: true).references(), refs.isEmpty else { return }
@@ -707,8 +707,8 @@ func refreshIndex(_ catalog: Catalog) {
 
 func runCatalogUpgrade(_ args: ParsedArguments) throws -> Int32 {
     let path = try required(args, "catalog")
-    if PostgresLocation.isPostgres(path) {
-        let found = try postgresCatalog(path, create: false).storedFormatVersion
+    if case .postgres = CatalogLocation(path) {
+        let found = try catalogStore(path).server?.storedFormatVersion ?? PostgresCatalog.serverFormatVersion
         // A writable open raises the server's format (the version features' table).
         let catalog = try openCatalog(path)
         try catalog.updateIndex()

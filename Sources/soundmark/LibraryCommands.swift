@@ -267,8 +267,10 @@ func writeAirings(_ airings: [Airing], format: String, library: Library, emit: (
 /// The library of `--library` for reading: a file, or a snapshot of the library workers wrote
 /// on a PostgreSQL server (``postgresLibrarySnapshot(_:)``).
 func openLibrary(_ args: ParsedArguments) throws -> Library {
-    let path = try required(args, "library")
-    return PostgresLocation.isPostgres(path) ? try postgresLibrarySnapshot(path) : try Library(path: path)
+    switch CatalogLocation(try required(args, "library")) {
+    case .sqlite(let path): return try Library(path: path)
+    case .postgres(let uri): return try postgresLibrarySnapshot(uri)
+    }
 }
 
 func runLibraryList(_ args: ParsedArguments) throws -> Int32 {

@@ -173,14 +173,14 @@ func runMonitor(_ args: ParsedArguments) throws -> Int32 {
     if let openTimeout { sourceOptions.openTimeout = openTimeout }
     let session = ManagedSession(index: index, scanOptions: scanOptions, sourceOptions: sourceOptions,
                                  watch: catalogPoll > 0 ? (try catalogFilePath(catalogPath), catalogPoll) : nil)
-    if catalogPoll > 0 && PostgresLocation.isPostgres(catalogPath) {
+    if catalogPoll > 0, case .postgres = CatalogLocation(catalogPath) {
         // The session watches the local cache; this pulls the server's changes into it.
         let interval = catalogPoll
         let poller = Thread {
             var failed = false
             while true {
                 Thread.sleep(forTimeInterval: interval)
-                do { try refreshIfPostgres(catalogPath); failed = false } catch {
+                do { try catalogStore(catalogPath).refresh(); failed = false } catch {
                     if !failed { warn("\(describe(error)); the monitor keeps the catalog it has") }
                     failed = true
                 }

@@ -1,9 +1,10 @@
 import Foundation
 import Soundmark
 
-/// The catalogs on PostgreSQL this process opened, by URI: one connection and cache each.
-private nonisolated(unsafe) var postgresCatalogs: [String: PostgresCatalog] = [:]
-private let postgresCatalogsLock = NSLock()
+/// The catalog stores this process opened, by `--catalog` argument: one connection and cache
+/// each for a PostgreSQL catalog.
+private nonisolated(unsafe) var catalogStores: [String: CatalogStore] = [:]
+private let catalogStoresLock = NSLock()
 
 /// Cache file paths and the server location each stands for, so that messages name the
 /// server (without password), never the local cache.
@@ -11,7 +12,7 @@ private nonisolated(unsafe) var displayNames: [(String, String)] = []
 
 /// `message` with every local cache path replaced by the server location it caches.
 func displayingServers(_ message: String) -> String {
-    postgresCatalogsLock.lock(); defer { postgresCatalogsLock.unlock() }
+    catalogStoresLock.lock(); defer { catalogStoresLock.unlock() }
     var text = message
     for (path, display) in displayNames where text.contains(path) {
         // A cache that cannot be read is this machine's fault, not the server's: say which
@@ -24,44 +25,38 @@ func displayingServers(_ message: String) -> String {
     return text
 }
 
-/// The PostgreSQL catalog at `uri` (connected once per process).
-func postgresCatalog(_ uri: String, create: Bool) throws -> PostgresCatalog {
-    postgresCatalogsLock.lock()
-    if let known = postgresCatalogs[uri] {
-        postgresCatalogsLock.unlock()
+/// The store of the catalog named by `--catalog` (an SQLite file, or a PostgreSQL catalog:
+/// `postgresql://…`, `postgres://…`), opened once per process: the one place the command line
+/// turns a catalog argument into storage. `create` creates a server's catalog tables when it
+/// is first connected to.
+func catalogStore(_ location: String, create: Bool = false) throws -> CatalogStore {
+    catalogStoresLock.lock()
+    if let known = catalogStores[location] {
+        catalogStoresLock.unlock()
         return known
     }
-    postgresCatalogsLock.unlock()
-    let catalog = try PostgresCatalog(uri: uri, create: create)
-    postgresCatalogsLock.lock()
-    postgresCatalogs[uri] = catalog
-    displayNames.append((catalog.cachePath, catalog.location.display))
-    displayNames.append((uri, catalog.location.display))
-    postgresCatalogsLock.unlock()
-    return catalog
+    catalogStoresLock.unlock()
+    let store = try CatalogStore(CatalogLocation(location), create: create)
+    catalogStoresLock.lock()
+    catalogStores[location] = store
+    if let server = store.server {
+        displayNames.append((server.cachePath, server.location.display))
+        displayNames.append((location, server.location.display))
+    }
+    catalogStoresLock.unlock()
+    return store
 }
 
 /// Opens the catalog named by `--catalog`: an SQLite file, or a PostgreSQL catalog
 /// (`postgresql://…`, `postgres://…`) through its local cache, brought up to date first unless
 /// `fresh` is false (a per-file check of a batch the writer keeps up to date).
 func openCatalog(_ location: String, create: Bool = false, readOnly: Bool = false, fresh: Bool = true) throws -> Catalog {
-    guard PostgresLocation.isPostgres(location) else { return try Catalog(path: location, create: create, readOnly: readOnly) }
-    let pg = try postgresCatalog(location, create: create)
-    if !fresh && FileManager.default.fileExists(atPath: pg.cachePath) { return try Catalog(path: pg.cachePath, readOnly: true) }
-    return try pg.open(readOnly: readOnly)
-}
-
-/// For `monitor`'s catalog watcher: pulls a PostgreSQL catalog's changes into its cache (whose
-/// SQLite change stamp then moves); nothing for an SQLite catalog.
-func refreshIfPostgres(_ location: String) throws {
-    guard PostgresLocation.isPostgres(location) else { return }
-    try postgresCatalog(location, create: false).refresh()
+    try catalogStore(location, create: create).open(create: create, readOnly: readOnly, fresh: fresh)
 }
 
 /// The path the `Catalog` for `location` reads (the local cache for PostgreSQL).
 func catalogFilePath(_ location: String) throws -> String {
-    guard PostgresLocation.isPostgres(location) else { return location }
-    return try postgresCatalog(location, create: false).cachePath
+    try catalogStore(location).filePath
 }
 
 /// `soundmark catalog copy SRC DST`: every reference of SRC stored into DST as it is (SQLite or
@@ -89,7 +84,7 @@ func runCatalogCopy(_ args: ParsedArguments) throws -> Int32 {
 /// The `--catalog` of a queue command: a PostgreSQL URI (the queue lives in that database).
 func queueLocation(_ args: ParsedArguments) throws -> String {
     let uri = try required(args, "catalog")
-    guard PostgresLocation.isPostgres(uri) else {
+    guard case .postgres = CatalogLocation(uri) else {
         throw UsageError(message: "the work queue lives in a PostgreSQL catalog: give --catalog postgresql://…")
     }
     return uri
@@ -122,7 +117,7 @@ func runQueueAdd(_ args: ParsedArguments) throws -> Int32 {
         guard !found.isEmpty else { throw CommandError(message: "\(m): a folder with no media files") }
         media += found
     }
-    _ = try postgresCatalog(uri, create: false)  // the catalog must exist
+    _ = try catalogStore(uri)  // the catalog must exist
     let ids = try openQueue(uri).enqueue(media, source: args.value("source"), startTime: startTime)
     for (id, m) in zip(ids, media) { print("\(id)\t\(m)") }
     FileHandle.standardError.write(Data("\(ids.count) job(s) queued\n".utf8))
@@ -167,11 +162,11 @@ func runWorker(_ args: ParsedArguments) throws -> Int32 {
     let lease = try numberOption(args, "lease", "seconds", in: 1...longestOptionSeconds) ?? 60
     let maxAttempts = try wholeNumberOption(args, "max-attempts", in: 1...1000) ?? 3
     let wait = args.has("wait")
-    let pg = try postgresCatalog(uri, create: false)
+    let store = try catalogStore(uri)
     _ = try openQueue(uri)
     let scanArgs = try parse(["--catalog", uri, "--format", "json", "-"], for: scanCommand)  // scan's defaults
     let stream = try streamChoice(scanArgs), options = try parseScanOptions(scanArgs)
-    let state = WorkerState(catalog: try pg.open(readOnly: true))
+    let state = WorkerState(catalog: try store.open(readOnly: true))
     let host = ProcessInfo.processInfo.hostName
     let tally = WorkerTally()
     // SIGINT/SIGTERM: finish the job in hand (its results are written once), then stop,
@@ -197,7 +192,7 @@ func runWorker(_ args: ParsedArguments) throws -> Int32 {
                     }
                     lastError = ""
                     idle = 0.2
-                    let ok = workOn(job, queue: q, uri: uri, state: state, pg: pg, scanArgs: scanArgs, stream: stream, options: options,
+                    let ok = workOn(job, queue: q, uri: uri, state: state, store: store, scanArgs: scanArgs, stream: stream, options: options,
                                     lease: lease, maxAttempts: maxAttempts)
                     tally.count(ok)
                 } catch {
@@ -241,10 +236,10 @@ final class WorkerState: @unchecked Sendable {
     init(catalog: Catalog) { self.catalog = catalog }
 
     /// The current catalog and index, after pulling the server's changes.
-    func current(_ pg: PostgresCatalog) throws -> (Catalog, CatalogIndex) {
+    func current(_ store: CatalogStore) throws -> (Catalog, CatalogIndex) {
         lock.lock(); defer { lock.unlock() }
-        if try pg.refresh() || index == nil {
-            catalog = try pg.open(readOnly: true)
+        if try store.refresh() || index == nil {
+            catalog = try store.open(readOnly: true)
             index = try catalog.loadIndex()
         }
         return (catalog, index!)
@@ -253,7 +248,7 @@ final class WorkerState: @unchecked Sendable {
 
 /// Scans one claimed job and stores its results (renewing the lease meanwhile); on an error
 /// the job is given back with it. - Returns: whether the job was done by this worker.
-func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState, pg: PostgresCatalog, scanArgs: ParsedArguments,
+func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState, store: CatalogStore, scanArgs: ParsedArguments,
             stream: StreamChoice, options: ScanOptions, lease: Double, maxAttempts: Int) -> Bool {
     // The lease is renewed on a connection of its own every third of the lease.
     let beat = DispatchSemaphore(value: 0)
@@ -275,8 +270,8 @@ func workOn(_ job: QueuedJob, queue: WorkQueue, uri: String, state: WorkerState,
     do {
         // The shared index, and a connection of this thread's own to the cache for markers and
         // annotations (an SQLite connection is not shared between threads).
-        let index = try state.current(pg).1
-        let catalog = try Catalog(path: pg.cachePath, readOnly: true)
+        let index = try state.current(store).1
+        let catalog = try Catalog(path: store.filePath, readOnly: true)
         var digest = AudioDigest()
         let reader = try MarkerReader(scanArgs, catalog: catalog, sampleRate: index.configuration.sampleRate)
         let (fingerprinted, partial, duration, decoder) = try scanInput(job.media, index: index, stream: stream, options: options, verbose: false,

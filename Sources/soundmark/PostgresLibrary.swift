@@ -34,7 +34,7 @@ func postgresLibrarySnapshot(_ uri: String) throws -> Library {
 /// remove`, `--library` of identify, scan and monitor): only workers write the server's library.
 /// - Throws: ``UsageError`` when `path` is a PostgreSQL URI.
 func refusePostgresLibrary(_ path: String, _ what: String) throws {
-    guard PostgresLocation.isPostgres(path) else { return }
+    guard case .postgres = CatalogLocation(path) else { return }
     let display = (try? PostgresLocation(path).display) ?? "a PostgreSQL database"
     throw UsageError(message: "\(what) needs a library file: the library on \(display) is written only by workers (soundmark worker); library list/show and report read it")
 }

@@ -42,7 +42,7 @@ func runCatalogImport(_ args: ParsedArguments) throws -> Int32 {
     }
     // An existing catalog is opened at once (a file that is not a catalog, or a server that
     // cannot be reached, ends the command before any import).
-    if PostgresLocation.isPostgres(catalogPath) || FileManager.default.fileExists(atPath: catalogPath) {
+    if !CatalogLocation(catalogPath).isMissingFile {
         opened = try openCatalog(catalogPath, create: true)
     }
     if args.value("id") != nil && args.positional.count != 1 { throw UsageError(message: "--id names one reference: give one file") }
