@@ -2082,9 +2082,13 @@ public final class Scanner {
                 let total = Double(a.hits + s.hits)
                 a.timeScale = (a.timeScale * Double(a.hits) + s.timeScale * Double(s.hits)) / total
                 a.frequencySkew = (a.frequencySkew * Double(a.hits) + s.frequencySkew * Double(s.hits)) / total
-                a.end = max(a.end, s.end)
-                a.referenceEnd = s.referenceEnd
-                a.changeEnd = s.changeEnd
+                // A part that ends inside the play (a weaker line over part of it) leaves the
+                // play's end and its reference end as they are.
+                if s.end > a.end {
+                    a.end = s.end
+                    a.referenceEnd = s.referenceEnd
+                    a.changeEnd = s.changeEnd
+                }
                 a.spectralCap = max(a.spectralCap, s.spectralCap)
                 let together = min(Scanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start)),
                                    a.spectralCap)
