@@ -323,7 +323,18 @@ final class SpectrumEdgeTests: XCTestCase {
         let weak = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 4 == 0) }   // p = 0.25
         XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: weak, outside: before))
         XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: Array(inside.prefix(20)), outside: before))
+        // Too little audio before the edge to tell (a start within 5 s of the recording's
+        // beginning): the change point's rule, which does not move this start...
         XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: inside, outside: Array(before.prefix(20))))
+        XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: inside, outside: []))
+        // ...and moves a clear one (30 readings at the stretch's rate, then chance) to its
+        // last standing reading, as ``SpectrumEdge/outward(_:inside:outside:)`` does
+        // (supertux-forest at sox tempo 0.9 stayed 0.19 s late without it).
+        let rate = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 5 < 3) }   // p = 0.6
+        var clear = (0..<30).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 < 3) }
+        clear += (30..<90).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 == 0) }
+        XCTAssertEqual(SpectrumEdge.outwardStart(clear, inside: rate, outside: []), 27)
+        XCTAssertEqual(SpectrumEdge.outwardStart(clear, inside: rate, outside: Array(before.prefix(23))), 27)
     }
 
     /// The change point on readings: a run standing out at the stretch's rate, then chance.
