@@ -391,7 +391,18 @@ public final class Scanner {
             if !open[i].peakStartDecided {
                 (open[i].peakStart, open[i].peakStartDecided) = peakStart(open[i]).settling(open[i].peakStart)
             }
+            // A start that the spectrum left where the hits put it, and that the hits then moved
+            // later (hits before it taken for chance once the line's later hits came), is
+            // decided again from where it is now: the readings between were taken for the
+            // stretch's own and never walked. Decided from a first hit that was later dropped,
+            // the start of a spot under speech on the alternative benchmark stayed on the next
+            // hits, 1.2 s late. (A start the spectrum moved stays moved: it lies before both.)
+            if open[i].spectrumStartDecided, open[i].spectrumStart == nil,
+               let e = open[i].spectrumStartEdge, startFrame(open[i]) > e {
+                (open[i].spectrumStart, open[i].spectrumStartDecided) = (nil, false)
+            }
             if !open[i].spectrumStartDecided {
+                open[i].spectrumStartEdge = startFrame(open[i])
                 (open[i].spectrumStart, open[i].spectrumStartDecided) = spectrumStart(open[i]).settling(open[i].spectrumStart)
             }
             if !open[i].onsetDecided {
@@ -718,6 +729,9 @@ public final class Scanner {
         /// (see ``SpectrumEdge``), and whether that has been decided.
         var spectrumStart: Double?
         var spectrumStartDecided = false
+        /// The start from hits (``Scanner/startFrame(_:)``) that ``spectrumStart`` was decided
+        /// from: a start from hits that moves is decided again.
+        var spectrumStartEdge: Int?
         /// The end (recording frame, fractional, where the audio ends) moved later by the
         /// spectrum, set at close.
         var spectrumEnd: Double?
@@ -1290,14 +1304,15 @@ public final class Scanner {
         let outer = direction < 0 ? (edge - reach, edge) : (edge + 1, edge + reach)
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
-        // Beyond 3 s out, the audio a masked end's margins are measured against.
-        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : []
+        // Beyond 3 s out, the audio a masked edge is measured against.
+        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : readings(edge - reach, edge - 3 * second)
         return maskedMove(outward, inside: readings(inner.0, inner.1), beyond: beyond, direction: direction)
     }
 
     /// The edge of a masked stretch moved outwards over `outward` (readings from the edge
-    /// outwards): a start to the first peak of the run that the share of readings standing out
-    /// puts in the stretch (``SpectrumEdge/outward(_:inside:outside:)``); an end to the farther
+    /// outwards): a start to the earliest peak that the share of readings standing out supports
+    /// (``SpectrumEdge/outwardStart(_:inside:outside:)``, `beyond` the audio 3-5 s before it);
+    /// an end to the farther
     /// of that run's last peak (its frame) plus ``SpectrumEdge/endLead`` and the last peak that the
     /// readings' margins put in the stretch against those of `beyond`
     /// (``SpectrumEdge/outwardByMargin(_:inside:outside:)``), taken as the end itself: the margins' change point runs on over the readings just past
@@ -1308,8 +1323,8 @@ public final class Scanner {
     /// audio) and no start of the benchmark's nearer the truth, so starts keep the share alone.
     private func maskedMove(_ outward: [SpectrumEdge.Reading], inside: [SpectrumEdge.Reading], beyond: [SpectrumEdge.Reading],
                             direction: Int) -> Double? {
+        guard direction > 0 else { return SpectrumEdge.outwardStart(outward, inside: inside, outside: beyond) }
         let byRate = SpectrumEdge.outward(outward, inside: inside)
-        guard direction > 0 else { return byRate }
         let ends = [byRate.map { $0.rounded(.down) + SpectrumEdge.endLead / hop },
                     SpectrumEdge.outwardByMargin(outward, inside: inside, outside: beyond)]
         return ends.compactMap { $0 }.max()
@@ -2067,9 +2082,13 @@ public final class Scanner {
                 let total = Double(a.hits + s.hits)
                 a.timeScale = (a.timeScale * Double(a.hits) + s.timeScale * Double(s.hits)) / total
                 a.frequencySkew = (a.frequencySkew * Double(a.hits) + s.frequencySkew * Double(s.hits)) / total
-                a.end = max(a.end, s.end)
-                a.referenceEnd = s.referenceEnd
-                a.changeEnd = s.changeEnd
+                // A part that ends inside the play (a weaker line over part of it) leaves the
+                // play's end and its reference end as they are.
+                if s.end > a.end {
+                    a.end = s.end
+                    a.referenceEnd = s.referenceEnd
+                    a.changeEnd = s.changeEnd
+                }
                 a.spectralCap = max(a.spectralCap, s.spectralCap)
                 let together = min(Scanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start)),
                                    a.spectralCap)

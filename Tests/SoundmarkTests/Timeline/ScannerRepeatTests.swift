@@ -188,6 +188,24 @@ final class ScannerRepeatTests: XCTestCase {
         XCTAssertEqual(skipped.map(\.referenceStart), [97.25, 109.25])
     }
 
+    /// A weak part on the play's own line that ends inside it (supertux-forest at sox tempo 0.9:
+    /// the play 0.32-44.44 s on reference 0.28-40.00 s, and a part of 78 hits 0.88-16.94 s on
+    /// reference 0.76-16.57 s) is joined into the play without shortening it: the play's end and
+    /// its reference end stay (the joined play had said reference 0.28-16.57 s over 44 s).
+    func testAPartEndingInsideThePlayLeavesItsEnd() {
+        let play = Segment(referenceIndex: 0, item: MediaItem(id: "r0"), start: 0.32, end: 44.44, referenceStart: 0.28,
+                           referenceEnd: 40.0, frequencySkew: 0, timeScale: 0.9, confidence: 1, hits: 1359)
+        let inside = Segment(referenceIndex: 0, item: MediaItem(id: "r0"), start: 0.88, end: 16.94, referenceStart: 0.76,
+                             referenceEnd: 16.57, frequencySkew: 0, timeScale: 0.9, confidence: 0, hits: 78)
+        let segments = Scanner.resolveOverlaps([play, inside], threshold: 0.5)
+        XCTAssertEqual(segments.count, 1)
+        XCTAssertEqual(segments.first?.start, 0.32)
+        XCTAssertEqual(segments.first?.end, 44.44)
+        XCTAssertEqual(segments.first?.referenceStart, 0.28)
+        XCTAssertEqual(segments.first?.referenceEnd, 40.0)
+        XCTAssertEqual(segments.first?.hits, 1437)
+    }
+
     /// Three references that are the same recording over one stretch (a spot, its MP3
     /// re-encoding and its marked copy): one entry with both others as alternatives. Which copy
     /// folds into which depends on the hits each gathers; in the order below the weakest folds

@@ -297,6 +297,46 @@ final class SpectrumEdgeTests: XCTestCase {
         XCTAssertNil(SpectrumEdge.outwardByMargin(outward, inside: inside, outside: Array(beyond.prefix(10))))
     }
 
+    /// A masked start: 20 readings at the inside's rate (one in two), 30 of a first passage
+    /// masked more (one in three: the walk's sum stays level, between 3.8 and 4.9 nats), then 60
+    /// of chance (one in five). The change point's argmax would stop at the first run's last
+    /// standing reading (18) and, under ``SpectrumEdge/minimumEvidence``, not move at all; the
+    /// start goes to the earliest reading within half a nat of the best sum: 48, the masked
+    /// passage's last standing reading (sum 4.70 against the best 4.93). The chance readings
+    /// beyond fall out of the interval at once.
+    func testOutwardStartLikelihoodInterval() {
+        let inside = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 2 == 0) }   // p = 0.5
+        var outward = (0..<20).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 2 == 0) }
+        outward += (20..<50).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 3 == 0) }
+        outward += (50..<110).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 == 4) }
+        let before = Array(outward[80...])   // one in five
+        XCTAssertNil(SpectrumEdge.outward(outward, inside: inside))
+        XCTAssertEqual(SpectrumEdge.outwardStart(outward, inside: inside, outside: before), 48)
+        // Chance from the edge on (the first reading not standing): the start stays.
+        XCTAssertNil(SpectrumEdge.outwardStart(Array(outward[50...]), inside: inside, outside: before))
+        // Audio before the stretch standing out more often than chance, one time in four
+        // (other music in the reference's key): only a change point of 5 nats moves the start,
+        // and this one's best sum, 4.93, does not.
+        let inKey = (0..<32).map { SpectrumEdge.Reading(x: Double(200 + $0), stands: $0 % 4 == 0) }
+        XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: inside, outside: inKey))
+        // An inside that does not tell itself from its decoys, or too few readings inside or before.
+        let weak = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 4 == 0) }   // p = 0.25
+        XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: weak, outside: before))
+        XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: Array(inside.prefix(20)), outside: before))
+        // Too little audio before the edge to tell (a start within 5 s of the recording's
+        // beginning): the change point's rule, which does not move this start...
+        XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: inside, outside: Array(before.prefix(20))))
+        XCTAssertNil(SpectrumEdge.outwardStart(outward, inside: inside, outside: []))
+        // ...and moves a clear one (30 readings at the stretch's rate, then chance) to its
+        // last standing reading, as ``SpectrumEdge/outward(_:inside:outside:)`` does
+        // (supertux-forest at sox tempo 0.9 stayed 0.19 s late without it).
+        let rate = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 5 < 3) }   // p = 0.6
+        var clear = (0..<30).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 < 3) }
+        clear += (30..<90).map { SpectrumEdge.Reading(x: Double($0), stands: $0 % 5 == 0) }
+        XCTAssertEqual(SpectrumEdge.outwardStart(clear, inside: rate, outside: []), 27)
+        XCTAssertEqual(SpectrumEdge.outwardStart(clear, inside: rate, outside: Array(before.prefix(23))), 27)
+    }
+
     /// The change point on readings: a run standing out at the stretch's rate, then chance.
     func testOutwardChangePoint() {
         let inside = (0..<40).map { SpectrumEdge.Reading(x: Double(100 + $0), stands: $0 % 5 < 3) }   // p = 0.6
