@@ -585,6 +585,19 @@ final class CLITests: XCTestCase {
         try ffmpeg(["-i", ads.appendingPathComponent("ad3.wav").path, "-b:a", "128k"], output: path("ad3-copy.mp3"))
         let copy = try soundmark("catalog", "add", "--catalog", db, path("ad3-copy.mp3"))
         XCTAssertEqual(copy.stderr, "soundmark: \(path("ad3-copy.mp3")): skipped, the same recording as 'ad3' (use --allow-duplicates to add it as 'ad3-copy')\n")
+        // Scanned, an airing of one spot is that spot alone: the others share its bed but not its
+        // voice-over, so none is "the same audio" (an alternative) nor a play of its own (scan
+        // had listed another spot on the bed as "an alternative: the same audio").
+        XCTAssertEqual(try run(sox, ["-n", "-r", "22050", "-c", "1", path("lead.wav"), "synth", "8", "pinknoise", "vol", "0.05"]).status, 0)
+        XCTAssertEqual(try run(sox, [path("lead.wav"), ads.appendingPathComponent("ad5.wav").path, path("lead.wav"), path("aired.wav")]).status, 0)
+        let scan = try soundmark("scan", "--catalog", db, "--format", "json", path("aired.wav"))
+        XCTAssertEqual(scan.status, 0, scan.stderr)
+        let report = try JSONSerialization.jsonObject(with: Data(scan.stdout.utf8)) as? [String: Any]
+        let segments = report?["segments"] as? [[String: Any]] ?? []
+        XCTAssertEqual(segments.compactMap { ($0["reference"] as? [String: Any])?["id"] as? String }, ["ad5"], scan.stdout)
+        XCTAssertEqual((segments.first?["alternatives"] as? [Any])?.count, 0, scan.stdout)
+        XCTAssertEqual(segments.first?["start"] as? Double ?? -1, 8, accuracy: 0.3, scan.stdout)
+        XCTAssertEqual(segments.first?["end"] as? Double ?? -1, 28, accuracy: 0.3, scan.stdout)
         // The same music with another 2 s intro: another recording, differing over its first 2 s.
         let battle = Self.samples.appendingPathComponent("references/wesnoth-battle.ogg").path
         try ffmpeg(["-t", "20", "-i", knolls, "-ac", "1", "-ar", "22050"], output: path("song.wav"))

@@ -11,7 +11,7 @@ import Foundation
 /// reference at the same recording time (``sharedSlots``), the share `catalog add` uses to
 /// call two files one recording. Its line is beyond chance (the play rule,
 /// ``PlayEvidence``), lies at least 60 % inside the play and gathers at most a quarter of the
-/// play's hits (``Scanner/resolve(_:threshold:postings:sameRecording:)``).
+/// play's hits (``Scanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)``).
 ///
 /// Reported only inside a play of another reference: material a catalogued reference shares
 /// with music that is not catalogued is found as a segment of its own (see docs/play-rule.md,

@@ -1783,7 +1783,7 @@ public final class Scanner {
     /// left aside). `scan` (``finish(recordingDuration:)``) and the live events use it alike.
     private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
 
-    /// ``Scanner/resolve(_:threshold:postings:sameRecording:)`` of `segments` with this scan's
+    /// ``Scanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)`` of `segments` with this scan's
     /// catalog; plays and partial material shorter than ``ScanOptions/minimumDuration`` left out
     /// unless they are complete plays.
     private func resolve(_ segments: [Segment]) -> (plays: [Segment], partial: [PartialMaterial]) {
@@ -1791,6 +1791,8 @@ public final class Scanner {
             Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
         }, sameRecording: { [self] a, b in
             Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
+        }, nearDuplicate: { [self] a, b in
+            Scanner.nearDuplicate(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         })
         let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration || self.isCompletePlay(s) }
         return (r.plays.filter(long), r.partial.filter { long($0.segment) })
@@ -1960,6 +1962,44 @@ public final class Scanner {
     /// Shortest stretch between two parts of a play on one line that can interrupt it: 2 s.
     static let interruptionGap = 2.0
 
+    /// Whether two references the recording matches over one stretch hold much of the same
+    /// audio there but are different recordings: two spots on one music bed with different
+    /// voice-overs, an edit with other words in the middle. The rule is `catalog add`'s
+    /// (``RecordingComparison``, ``SameRecordingRule``): `a`'s reference postings over the
+    /// stretch against `b`'s at the alignment the two segments give, in windows of
+    /// ``SameRecordingRule/windowSeconds``; near-duplicates hold at least
+    /// ``SameRecordingRule/overallFloor`` of them alike over the stretch and differ in a window.
+    /// Such references are never each other's alternative (not "the same audio"), and the
+    /// weaker of the two inside the stronger's play is not a play: a version of the play's
+    /// reference, or partial material (``PartialMaterial/merged(_:)``).
+    /// - Parameters:
+    ///   - hop: seconds per frame.
+    ///   - postings: a reference's postings whose anchor frame lies in a range
+    ///     (``PostingIndex/postings(of:inFrames:)``).
+    /// - Returns: `false` when the segments do not overlap or their time scales differ by more
+    ///   than 0.5 % (the hashes then differ).
+    static func nearDuplicate(_ a: Segment, _ b: Segment, hop: Double,
+                              postings: (_ ref: Int, _ frames: ClosedRange<UInt32>) -> [Posting]) -> Bool {
+        let from = max(a.start, b.start), to = min(a.end, b.end)
+        guard to > from, abs(a.timeScale - b.timeScale) <= 0.005, a.timeScale > 0, b.timeScale > 0 else { return false }
+        func frames(_ s: Segment) -> ClosedRange<UInt32>? {
+            let lo = (min(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.down)
+            let hi = (max(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.up)
+            guard hi >= 0 else { return nil }
+            return UInt32(max(0, lo))...UInt32(min(Double(UInt32.max), hi))
+        }
+        guard let fa = frames(a), let fb = frames(b) else { return false }
+        // Each side on its own stretch's frames (the windows' median is the stretch's).
+        func rebased(_ ps: [Posting], _ first: UInt32) -> [Posting] { ps.map { Posting(hash: $0.hash, frame: $0.frame - first) } }
+        let query = rebased(postings(a.referenceIndex, fa), fa.lowerBound)
+        let reference = rebased(postings(b.referenceIndex, fb), fb.lowerBound)
+        guard !query.isEmpty, !reference.isEmpty else { return false }
+        let offset = Int((b.referenceTime(at: from) / hop - Double(fb.lowerBound))
+                         - (a.referenceTime(at: from) / hop - Double(fa.lowerBound)))
+        let comparison = RecordingComparison(query: query, reference: reference, offset: offset, hop: hop)
+        return comparison.share >= SameRecordingRule.overallFloor && !comparison.differing.isEmpty
+    }
+
     /// Whether two references the recording matches over one stretch are the same recording
     /// there, as ``Catalog`` decides it at `catalog add` (``Matcher/sameRecording(as:)``,
     /// which `--allow-duplicates` overrides: a marked and a plain copy of a spot, a re-encoding):
@@ -2024,7 +2064,10 @@ public final class Scanner {
     ///   `sameRecording(a, b)` (``sameRecordingShare(_:_:hop:postings:)``) reaches
     ///   ``Matcher/duplicateCoverage``: the references are the same recording there (a marked and
     ///   a plain copy gather different hit rates from one airing, so the hit-rate rule below
-    ///   missed them and the airing was reported twice);
+    ///   missed them and the airing was reported twice); never when `nearDuplicate(a, b)`
+    ///   (``nearDuplicate(_:_:hop:postings:)``): references that share much of the stretch but
+    ///   differ in part of it (spots on one bed with different voice-overs) are two recordings,
+    ///   and the one with fewer hits inside the other's play is covered by it;
     /// - puts the boundary between consecutive segments that overlap (a crossfade, where both
     ///   are audible) in the middle of the overlap, or at a butt splice where the second one
     ///   starts (``boundary(_:_:)``), the second one starting no earlier than its reference
@@ -2032,18 +2075,20 @@ public final class Scanner {
     ///   between two plays is not part of either.
     static func resolveOverlaps(_ segments: [Segment], threshold: Double,
                                 postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 },
-                                sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 }) -> [Segment] {
-        resolve(segments, threshold: threshold, postings: postings, sameRecording: sameRecording).plays
+                                sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 },
+                                nearDuplicate: (_ a: Segment, _ b: Segment) -> Bool = { _, _ in false }) -> [Segment] {
+        resolve(segments, threshold: threshold, postings: postings, sameRecording: sameRecording, nearDuplicate: nearDuplicate).plays
     }
 
-    /// ``resolveOverlaps(_:threshold:postings:sameRecording:)``, and the partial material it
+    /// ``resolveOverlaps(_:threshold:postings:sameRecording:nearDuplicate:)``, and the partial material it
     /// leaves out of the plays: each segment of another reference beyond chance (at least
     /// `threshold`) that a play covers (``PartialMaterial``), where the two references are not
     /// the same recording (their ``sameRecordingShare(_:_:hop:postings:)``, `sameRecording`,
     /// under ``Matcher/duplicateCoverage``). Joined parts as the plays'; in recording order.
     static func resolve(_ segments: [Segment], threshold: Double,
                         postings: (_ ref: Int, _ from: Double, _ to: Double) -> Int = { _, _, _ in 0 },
-                        sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 }) -> (plays: [Segment], partial: [PartialMaterial]) {
+                        sameRecording: (_ a: Segment, _ b: Segment) -> Double = { _, _ in 0 },
+                        nearDuplicate: (_ a: Segment, _ b: Segment) -> Bool = { _, _ in false }) -> (plays: [Segment], partial: [PartialMaterial]) {
         /// Whether the stretch between two parts of a play on one line was other audio (another
         /// reference, another part of this one, other music, speech, silence) rather than a
         /// quiet passage of the reference: both parts are heard clearly (``interruptionRate``
@@ -2128,6 +2173,9 @@ public final class Scanner {
                 // whatever the hit rates (a marked copy gathers fewer hits from a plain airing),
                 // the recording aired one of them; the stronger keeps the other as its
                 // alternative.
+                // References that share much here but differ in part of it (spots on one bed
+                // with different voice-overs) are two recordings: never the same audio.
+                if nearDuplicate(s, o) { return false }
                 if Matcher.duplicateCoverage <= sameRecording(s, o) {
                     return otherLength >= length + 2 || o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id)
                 }
@@ -2181,7 +2229,8 @@ public final class Scanner {
             let covering = kept.firstIndex { o in
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
                 if o.referenceIndex == s.referenceIndex { return overlap >= 0.3 }
-                return overlap >= 0.6 && o.hits >= 4 * s.hits
+                // (A near-duplicate with fewer hits inside a play: the play's shared audio.)
+                return overlap >= 0.6 && (o.hits >= 4 * s.hits || (o.hits > s.hits && nearDuplicate(s, o)))
             }
             guard let c = covering else { kept.append(s); continue }
             // Another reference's material inside a play, beyond chance, and not the same recording

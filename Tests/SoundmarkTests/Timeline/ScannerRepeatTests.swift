@@ -206,6 +206,30 @@ final class ScannerRepeatTests: XCTestCase {
         XCTAssertEqual(segments.first?.hits, 1437)
     }
 
+    /// Two spots on one music bed with different voice-overs, one of them aired: both lines
+    /// hold most of the stretch alike (the bed), so the slot share reaches
+    /// ``Matcher/duplicateCoverage`` and the airing was listed with the other spot as "the same
+    /// audio". References that differ in part of the stretch (`nearDuplicate`) are two
+    /// recordings: the one with more hits is the play, alone; the other, whose hits the bed
+    /// gave, is neither an alternative nor a play. Inside the play it is a version of the
+    /// play's reference (most of its slots shared, ``PartialMaterial/versionShare``), so not
+    /// partial material either; sharing less, it is partial material.
+    func testANearDuplicateIsNeitherAnAlternativeNorAPlay() {
+        let aired = part(10, 30, from: 0, hits: 900, reference: 0), other = part(10, 30, from: 0, hits: 600, reference: 1)
+        let same = Scanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.85 })
+        XCTAssertEqual(same.plays.map(\.item.id), ["r0"])
+        XCTAssertEqual(same.plays.first?.alternatives.map(\.item.id), ["r1"])
+        let near = Scanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.85 }, nearDuplicate: { _, _ in true })
+        XCTAssertEqual(near.plays.map(\.item.id), ["r0"])
+        XCTAssertEqual(near.plays.first?.alternatives.count, 0)
+        XCTAssertEqual(near.partial.count, 0)
+        let layer = Scanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.3 }, nearDuplicate: { _, _ in true })
+        XCTAssertEqual(layer.plays.map(\.item.id), ["r0"])
+        XCTAssertEqual(layer.plays.first?.alternatives.count, 0)
+        XCTAssertEqual(layer.partial.map(\.segment.item.id), ["r1"])
+        XCTAssertEqual(layer.partial.first?.within.id, "r0")
+    }
+
     /// Three references that are the same recording over one stretch (a spot, its MP3
     /// re-encoding and its marked copy): one entry with both others as alternatives. Which copy
     /// folds into which depends on the hits each gathers; in the order below the weakest folds
