@@ -92,6 +92,11 @@ func notACommand(_ args: [String], helpAsked: Bool) -> Int32 {
 /// with, as `WORDS --help` prints it (words after the command's are ignored), a group's
 /// subcommands, or an unknown command's error. Returns the exit code.
 func helpCommand(_ words: [String]) -> Int32 {
+    // `help --help`, `help -h`, `help help`: help on help is the top help, which says what `help` does.
+    if words.allSatisfy({ ["--help", "-h", "help"].contains($0) }) {
+        print(topHelp())
+        return Exit.ok
+    }
     guard let spec = command(startingWith: words) else { return notACommand(words, helpAsked: true) }
     print(helpText(spec))
     return Exit.ok

@@ -117,6 +117,13 @@ final class CLITests: XCTestCase {
         }
         XCTAssertFalse(try soundmark("catalog", "upgrade", "--help").stdout.contains("format version 1"))
         XCTAssertEqual(try soundmark("help", "nosuch").stderr, "soundmark: unknown command 'nosuch' (see 'soundmark --help')\n")
+        // Help on help is the top help (it said "unknown command ''").
+        for words in [["help", "--help"], ["help", "-h"], ["help", "help"]] {
+            let text = try soundmark(words)
+            XCTAssertEqual(text.status, 0, words.joined(separator: " "))
+            XCTAssertEqual(text.stdout, help.stdout, words.joined(separator: " "))
+            XCTAssertEqual(text.stderr, "", words.joined(separator: " "))
+        }
 
         assertOneLineError(try soundmark("frobnicate", "x"), naming: "frobnicate")
         assertOneLineError(try soundmark("catalog", "frobnicate"), naming: nil)
