@@ -570,4 +570,36 @@ final class InputFaultTests: XCTestCase {
             XCTAssertEqual(r.stderr.contains("out of phase"), inverted, "\(name): \(r.stderr)")
         }
     }
+
+    /// Issue 40: a catalog this user may read but not write (another user's file; a read-only
+    /// folder or mount behaves alike). Adding, removing and upgrading said "cannot read catalog:
+    /// attempt to write a readonly database" although the catalog was read; they now say it is
+    /// read-only for this user, exit 2, and change nothing, while identify still reads it. Run
+    /// as `nobody` (root is not held back by permissions); skipped where that cannot be done.
+    func testCommandsThatWriteSayTheCatalogIsReadOnly() throws {
+        let runuser = "/usr/sbin/runuser"
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: runuser) else {
+            throw XCTSkip("needs root and runuser to run as an unprivileged user")
+        }
+        let media = try tone("first.wav", seed: 181), other = try tone("second.wav", seed: 182)
+        let catalog = path("shared.db")
+        XCTAssertEqual(try soundmark("catalog", "add", "--catalog", catalog, media).status, 0)
+        _ = try run("/bin/chmod", ["-R", "a+rX", directory.path])
+        let bin = try binary()
+        let probe = try run(runuser, ["-u", "nobody", "--", bin, "--version"])
+        guard probe.status == 0 else { throw XCTSkip("user nobody cannot run \(bin): \(probe.stderr.prefix(200))") }
+        for command in [["catalog", "add", "--catalog", catalog, other], ["catalog", "remove", "--catalog", catalog, "first"],
+                        ["catalog", "upgrade", "--catalog", catalog]] {
+            let r = try run(runuser, ["-u", "nobody", "--", bin] + command)
+            let name = command.prefix(2).joined(separator: " ")
+            XCTAssertEqual(r.status, 2, "\(name): \(r.stderr)")
+            XCTAssertEqual(r.stderrLines.count, 1, "\(name): \(r.stderr)")
+            XCTAssertTrue(r.stderr.hasPrefix("soundmark: \(catalog): cannot write catalog: it is read-only for this user"), "\(name): \(r.stderr)")
+            XCTAssertFalse(r.stderr.contains("cannot read"), "\(name): \(r.stderr)")
+        }
+        XCTAssertEqual(try ids(catalog), ["first"])
+        let identify = try run(runuser, ["-u", "nobody", "--", bin, "identify", "--catalog", catalog, media])
+        XCTAssertEqual(identify.status, 0, identify.stderr)
+        XCTAssertTrue(identify.stdout.contains("(first)"), identify.stdout)
+    }
 }

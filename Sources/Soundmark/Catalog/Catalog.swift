@@ -107,7 +107,9 @@ public final class Catalog {
     /// - Throws: ``SoundmarkError/catalogUnreadable(path:reason:)`` when the file or its folder is
     ///   missing, it is not a catalog or unreadable; ``SoundmarkError/catalogMismatch(path:reason:)``
     ///   when it was written with another configuration (``Configuration/referenceAnalysis``
-    ///   is compared: query-only parameters may differ) or format version.
+    ///   is compared: query-only parameters may differ) or format version;
+    ///   ``SoundmarkError/catalogWriteFailed(path:reason:)`` when it is opened for writing and
+    ///   this process may read it but not write it (``readOnlyReason``).
     ///   - upgrading: accept a catalog of an older format version (only for ``upgrade(path:configuration:)``).
     public init(path: String, create: Bool = false, readOnly: Bool = false, configuration: Configuration = Configuration(),
                 upgrading: Bool = false) throws {
@@ -142,10 +144,21 @@ public final class Catalog {
             throw error
         } catch {
             let text = "\(error)"
+            // A catalog this process may read but not write (a read-only file, folder or mount,
+            // another user's file): SQLite opens it read-only and the first write fails. The
+            // catalog was read; what failed is the write the command needs.
+            if !readOnly && text.contains("readonly database") {
+                throw SoundmarkError.catalogWriteFailed(path: path, reason: Catalog.readOnlyReason)
+            }
             let reason = text.contains("file is not a database") ? "not a soundmark catalog" : text
             throw SoundmarkError.catalogUnreadable(path: path, reason: reason)
         }
     }
+
+    /// Why a command that writes to a catalog cannot, where SQLite says "attempt to write a
+    /// readonly database": this process may read the file but not write it or its journal.
+    static let readOnlyReason = "it is read-only for this user (the file, its folder or its file system); "
+        + "this command writes to the catalog"
 
     /// Opens the SQLite file. A read-only open of a file this process may write is a read-write
     /// connection with `PRAGMA query_only`, so closing it removes the `-wal` and `-shm` files as
