@@ -1962,6 +1962,14 @@ public final class Scanner {
     /// Shortest stretch between two parts of a play on one line that can interrupt it: 2 s.
     static let interruptionGap = 2.0
 
+    /// Seconds left out at each end of the stretch ``nearDuplicate(_:_:hop:postings:)``
+    /// compares: 1, two of ``SameRecordingRule/windowSeconds``. A segment's edge is known to a
+    /// few tenths of a second, so the segment of a version that shares only its first 20 s with
+    /// the version played reaches a little past them, and its last window, holding the other
+    /// version's continuation, differed: two versions sharing an intro were called different
+    /// recordings there and the played one lost the other as its alternative.
+    static let nearDuplicateEdgeMargin = 1.0
+
     /// Whether two references the recording matches over one stretch hold much of the same
     /// audio there but are different recordings: two spots on one music bed with different
     /// voice-overs, an edit with other words in the middle. The rule is `catalog add`'s
@@ -1971,16 +1979,18 @@ public final class Scanner {
     /// ``SameRecordingRule/overallFloor`` of them alike over the stretch and differ in a window.
     /// Such references are never each other's alternative (not "the same audio"), and the
     /// weaker of the two inside the stronger's play is not a play: a version of the play's
-    /// reference, or partial material (``PartialMaterial/merged(_:)``).
+    /// reference, or partial material (``PartialMaterial/merged(_:)``). The overlap is compared
+    /// without ``nearDuplicateEdgeMargin`` at either end: there one segment's edge may reach
+    /// past the audio the two share.
     /// - Parameters:
     ///   - hop: seconds per frame.
     ///   - postings: a reference's postings whose anchor frame lies in a range
     ///     (``PostingIndex/postings(of:inFrames:)``).
-    /// - Returns: `false` when the segments do not overlap or their time scales differ by more
-    ///   than 0.5 % (the hashes then differ).
+    /// - Returns: `false` when the segments overlap by less than twice that margin or their time
+    ///   scales differ by more than 0.5 % (the hashes then differ).
     static func nearDuplicate(_ a: Segment, _ b: Segment, hop: Double,
                               postings: (_ ref: Int, _ frames: ClosedRange<UInt32>) -> [Posting]) -> Bool {
-        let from = max(a.start, b.start), to = min(a.end, b.end)
+        let from = max(a.start, b.start) + nearDuplicateEdgeMargin, to = min(a.end, b.end) - nearDuplicateEdgeMargin
         guard to > from, abs(a.timeScale - b.timeScale) <= 0.005, a.timeScale > 0, b.timeScale > 0 else { return false }
         func frames(_ s: Segment) -> ClosedRange<UInt32>? {
             let lo = (min(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.down)
