@@ -18,7 +18,7 @@ public struct Segment: Equatable, Sendable {
     public var frequencySkew: Double
     /// Reference seconds per recording second (1 + skew for a pitched record).
     public var timeScale: Double
-    /// 0…1, see ``Scanner/confidence(hits:duration:)``.
+    /// 0…1, see ``RecordingScanner/confidence(hits:duration:)``.
     public var confidence: Double
     /// Landmarks of the recording that agree with this segment's alignment.
     public var hits: Int
@@ -33,13 +33,13 @@ public struct Segment: Equatable, Sendable {
     /// Where (recording seconds) the spectrum changes from this play to the next one's audio,
     /// when the next play starts from hits within ``ChangeEdge/spliceOverlap`` of this one's end
     /// (``ChangeEdge/end(ring:edge:hop:window:)``); the end at a butt splice
-    /// (``Scanner/boundary(_:_:)``).
+    /// (``RecordingScanner/boundary(_:_:)``).
     var changeEnd: Double?
     /// Whether `start` comes from hits (and single peaks) alone: not at an onset after digital
     /// silence, a change of the spectrum or a move outwards by it.
     var startsFromHits = false
     /// The highest confidence the recording's spectrum allows: that of a line at a searched
-    /// speed whose reference peaks do not stand out (see `Scanner.checkSearchedSpeed(_:at:)`), else 1.
+    /// speed whose reference peaks do not stand out (see `RecordingScanner.checkSearchedSpeed(_:at:)`), else 1.
     /// Parts of one line joined keep the highest of theirs.
     var spectralCap = 1.0
 
@@ -58,20 +58,20 @@ public struct Segment: Equatable, Sendable {
 
 /// What a scanner reports while it runs (for live monitoring).
 public enum ScanEvent: Equatable, Sendable {
-    /// A play of `scan`'s decision over the audio so far (``Scanner/finish(recordingDuration:)``'s
-    /// rule), held for ``Scanner/settleSeconds``: the first answer. `id` is unique per play
+    /// A play of `scan`'s decision over the audio so far (``RecordingScanner/finish(recordingDuration:)``'s
+    /// rule), held for ``RecordingScanner/settleSeconds``: the first answer. `id` is unique per play
     /// within the scan (1, 2, …).
     case started(id: Int, segment: Segment)
     /// New information about an announced play: its alignment (offset or speed) moved by more
     /// than 50 ms or 0.2 %, or another reference now explains its audio (the decision moved the
     /// play to it: the segment carries that reference).
     case refined(id: Int, segment: Segment)
-    /// The play is over: no later part can join it any more (``Scanner/joinGap`` plus a window
+    /// The play is over: no later part can join it any more (``RecordingScanner/joinGap`` plus a window
     /// and a hop after its end), or the recording ended. Its segment is the one `scan` gives.
     case ended(id: Int, segment: Segment)
 }
 
-/// Options of ``Scanner``.
+/// Options of ``RecordingScanner``.
 public struct ScanOptions: Sendable {
     /// Speed candidates (pitch and tempo together), in ascending order of speed and one step
     /// apart (neighbouring indices are compared), at most 64 (vote keys hold the index in 6
@@ -86,7 +86,7 @@ public struct ScanOptions: Sendable {
     /// A window must align at least this many landmarks with a reference to report it.
     /// Default 8: a spot mixed 10 dB under speech gathers about 10 per window; chance lines of a
     /// non-catalog stretch stay under it, and a segment must still reach
-    /// ``Scanner/confidence(hits:duration:)`` ≥ ``threshold``.
+    /// ``RecordingScanner/confidence(hits:duration:)`` ≥ ``threshold``.
     public var minWindowHits: Int = 8
     /// A segment is closed when no window has extended it for this long, seconds. Default 4.
     public var closeAfterSeconds: Double = 4
@@ -117,7 +117,7 @@ public struct ScanOptions: Sendable {
     /// of its differences the other way.
     public var deltaTolerance: Int = 1
 
-    /// Keep every decided segment for ``Scanner/finish()``. Default `true`; a live monitor that
+    /// Keep every decided segment for ``RecordingScanner/finish()``. Default `true`; a live monitor that
     /// only needs ``ScanEvent``s sets `false`, so memory does not grow with the stream's length.
     public var keepsSegments: Bool = true
 
@@ -140,7 +140,7 @@ public struct ScanOptions: Sendable {
 /// twice, a seek or an edit start new segments. When segments overlap (a crossfade) the
 /// boundary is put at the middle of the overlap; at a butt splice, where the recording's
 /// spectrum changes from one play to the next (``ChangeEdge``, ``boundary(_:_:)``).
-public final class Scanner {
+public final class RecordingScanner {
     /// The catalog snapshot.
     public let index: CatalogIndex
     /// The options in force.
@@ -176,7 +176,7 @@ public final class Scanner {
     /// Frame just past the last landmark or clock advance seen: the recording's end so far.
     private var clockFrame = 0
     /// Ring of the recording's landmark counts per 16 frames (see ``landmarkCount(at:)``).
-    private var landmarkBins = [Int32](repeating: 0, count: Scanner.landmarkBinCount)
+    private var landmarkBins = [Int32](repeating: 0, count: RecordingScanner.landmarkBinCount)
     private var latestLandmarkBin = 0
     /// ``referenceFrames(_:)`` of the references that had segments.
     private var referenceFrameCache: [Int: [UInt32]] = [:]
@@ -258,12 +258,12 @@ public final class Scanner {
     public func consume(_ l: Landmark) {
         while Int(l.anchorFrame) >= nextBlockEnd { closeBlock() }
         clockFrame = max(clockFrame, Int(l.anchorFrame) + Int(l.deltaFrames) + 1)
-        let bin = Int(l.anchorFrame) / Scanner.landmarkBinFrames
+        let bin = Int(l.anchorFrame) / RecordingScanner.landmarkBinFrames
         while latestLandmarkBin < bin {
             latestLandmarkBin += 1
-            landmarkBins[latestLandmarkBin % Scanner.landmarkBinCount] = 0
+            landmarkBins[latestLandmarkBin % RecordingScanner.landmarkBinCount] = 0
         }
-        if bin > latestLandmarkBin - Scanner.landmarkBinCount { landmarkBins[bin % Scanner.landmarkBinCount] += 1 }
+        if bin > latestLandmarkBin - RecordingScanner.landmarkBinCount { landmarkBins[bin % RecordingScanner.landmarkBinCount] += 1 }
         guard let p = hasher.prepare(l) else { return }
         window.append(p)
         history.append(p)
@@ -320,7 +320,7 @@ public final class Scanner {
     private static let candidateShift: UInt64 = 52, referenceShift: UInt64 = 32, offsetBias = 1 << 33
 
     private func key(ref: UInt64, candidate: Int, offsetBin: Int) -> UInt64 {
-        1 << 63 | UInt64(candidate) << Scanner.candidateShift | ref << Scanner.referenceShift | UInt64(offsetBin)
+        1 << 63 | UInt64(candidate) << RecordingScanner.candidateShift | ref << RecordingScanner.referenceShift | UInt64(offsetBin)
     }
 
     /// The offset (reference frame − scaled recording frame) at the middle of offset bin
@@ -329,8 +329,8 @@ public final class Scanner {
 
     /// The parts of a window vote key made by ``key(ref:candidate:offsetBin:)``.
     private func decodeKey(_ k: UInt64) -> (candidate: Int, ref: UInt64, offsetBin: Int) {
-        (Int((k >> Scanner.candidateShift) & 0x3F), (k >> Scanner.referenceShift) & 0xFFFFF,
-         Int(k & ((1 << Scanner.referenceShift) - 1)))
+        (Int((k >> RecordingScanner.candidateShift) & 0x3F), (k >> RecordingScanner.referenceShift) & 0xFFFFF,
+         Int(k & ((1 << RecordingScanner.referenceShift) - 1)))
     }
 
     private func vote(_ l: LandmarkHasher.Prepared) {
@@ -364,7 +364,7 @@ public final class Scanner {
                 let q = Int((Double(l.anchorFrame) * options.candidates[ci].timeScale).rounded())
                 postings.withPostings(lo..<hi) { entries in
                     for entry in entries {
-                        let off = PostingIndex.frame(of: entry) - q + Scanner.offsetBias
+                        let off = PostingIndex.frame(of: entry) - q + RecordingScanner.offsetBias
                         let ref = PostingIndex.reference(of: entry)
                         // (A posting of no reference can only come from a damaged index file.)
                         guard off >= 0, ref < referenceCount else { continue }
@@ -380,9 +380,9 @@ public final class Scanner {
         if blockVotes.count > blocksPerWindow { blockVotes.removeFirst() }
         let windowEnd = nextBlockEnd
         let windowStart = windowEnd - blocksPerWindow * hopFrames
-        windowFirst += Scanner.removeLandmarks(before: windowStart, from: &window, inOrder: &runCaches)
+        windowFirst += RecordingScanner.removeLandmarks(before: windowStart, from: &window, inOrder: &runCaches)
         if let first = history.first, Int(first.anchorFrame) < windowEnd - historyFrames - hopFrames {
-            historyFirst += Scanner.removeLandmarks(before: windowEnd - historyFrames, from: &history, inOrder: &runCaches)
+            historyFirst += RecordingScanner.removeLandmarks(before: windowEnd - historyFrames, from: &history, inOrder: &runCaches)
         }
         // Caches of references no window looked up since the last one are dropped.
         if runCaches != nil { runCaches = runCaches!.filter { $0.value.lastUsed >= windowEnd - hopFrames } }
@@ -459,7 +459,7 @@ public final class Scanner {
             let referenceFrame = s.referenceFrame(at: windowMid)
             let offset = Int((referenceFrame - slope * Double(windowMid)).rounded())
             var own = exactHits(ref: s.ref, candidate: s.candidate, around: offset, slope: slope)
-            if s.recounts < Scanner.youngLineWindows {
+            if s.recounts < RecordingScanner.youngLineWindows {
                 open[k].recounts += 1
                 for ci in [s.candidate - 1, s.candidate + 1] where options.candidates.indices.contains(ci) {
                     let hits = exactHits(ref: s.ref, candidate: ci, around: offset, slope: slope)
@@ -495,7 +495,7 @@ public final class Scanner {
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
             var far = true
             if let explaining = lines[Int(ref)] {
-                let voted = Double(Scanner.binCentre(offsetBin)) + options.candidates[coarse].timeScale * Double(windowMid)
+                let voted = Double(RecordingScanner.binCentre(offsetBin)) + options.candidates[coarse].timeScale * Double(windowMid)
                 if explaining.contains(where: {
                     abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
                 }) { continue }
@@ -518,7 +518,7 @@ public final class Scanner {
             for ci in max(0, coarse - 1)...min(options.candidates.count - 1, coarse + 1) {
                 let scale = options.candidates[ci].timeScale
                 let shift = (scale - options.candidates[coarse].timeScale) * Double(windowMid)
-                let around = Scanner.binCentre(offsetBin) - Int(shift.rounded())
+                let around = RecordingScanner.binCentre(offsetBin) - Int(shift.rounded())
                 let hits = exactHits(ref: Int(ref), candidate: ci, around: around)
                 if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci; bestSlope = nil }
                 if abs(scale - 1) > 0.005 {
@@ -671,7 +671,7 @@ public final class Scanner {
         var frames: [UInt32] = []
         /// Frames dropped from the front of ``frames`` with the landmarks that left the history.
         var dropped = 0
-        /// ``Scanner/nextBlockEnd`` when last used.
+        /// ``RecordingScanner/nextBlockEnd`` when last used.
         var lastUsed = 0
 
         init(firstSeq: Int) { self.firstSeq = firstSeq }
@@ -729,7 +729,7 @@ public final class Scanner {
         /// (see ``SpectrumEdge``), and whether that has been decided.
         var spectrumStart: Double?
         var spectrumStartDecided = false
-        /// The start from hits (``Scanner/startFrame(_:)``) that ``spectrumStart`` was decided
+        /// The start from hits (``RecordingScanner/startFrame(_:)``) that ``spectrumStart`` was decided
         /// from: a start from hits that moves is decided again.
         var spectrumStartEdge: Int?
         /// The end (recording frame, fractional, where the audio ends) moved later by the
@@ -750,7 +750,7 @@ public final class Scanner {
         /// hits (see ``silenceEnd(_:)``), set at close.
         var endAtSilence: Double?
         /// The spectral score (``SpectralCheck``) of a line at a searched speed, when it is under
-        /// ``Scanner/searchedSpeedLineScore`` (see ``checkSearchedSpeed(_:at:)``), and the window end
+        /// ``RecordingScanner/searchedSpeedLineScore`` (see ``checkSearchedSpeed(_:at:)``), and the window end
         /// it was read at.
         var spectralVeto: Double?
         var spectralCheckedAt: Int?
@@ -765,9 +765,9 @@ public final class Scanner {
             let headEnd = head.last?.x ?? .min
             return (head.map(\.x) + tail.lazy.map(\.x).filter { $0 > headEnd }).sorted()
         }
-        /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
+        /// The earliest hits (at most ``RecordingScanner/edgeHits``), in recording order: the start edge.
         var head: [Hit] = []
-        /// The latest hits (at most twice ``Scanner/edgeHits``), in recording order: the end edge.
+        /// The latest hits (at most twice ``RecordingScanner/edgeHits``), in recording order: the end edge.
         var tail: [Hit] = []
         // Least-squares sums of reference frame against recording frame.
         var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
@@ -787,9 +787,9 @@ public final class Scanner {
         }
 
         mutating func add(_ h: Hit) {
-            if head.count < Scanner.edgeHits { head.append(h) }
+            if head.count < RecordingScanner.edgeHits { head.append(h) }
             tail.append(h)
-            if tail.count > 2 * Scanner.edgeHits { tail.removeFirst(tail.count - Scanner.edgeHits) }
+            if tail.count > 2 * RecordingScanner.edgeHits { tail.removeFirst(tail.count - RecordingScanner.edgeHits) }
             let dx = Double(h.x) - x0, y = Double(h.y)
             n += 1; sx += dx; sy += y; sxx += dx * dx; sxy += dx * y
         }
@@ -803,18 +803,18 @@ public final class Scanner {
         }
 
         /// (slope, reference frame at recording frame x0): the fitted slope within
-        /// ``Scanner/offSpeedSlope`` of the speed candidate's time scale, else the time scale.
+        /// ``RecordingScanner/offSpeedSlope`` of the speed candidate's time scale, else the time scale.
         var line: (slope: Double, intercept: Double) {
-            if let slope = fittedSlope, abs(slope - timeScale) < Scanner.offSpeedSlope { return (slope, (sy - slope * sx) / n) }
+            if let slope = fittedSlope, abs(slope - timeScale) < RecordingScanner.offSpeedSlope { return (slope, (sy - slope * sx) / n) }
             return (timeScale, (sy - timeScale * sx) / max(n, 1))
         }
 
         /// Whether the hits run at a speed the line cannot follow: their ``fittedSlope`` lies
-        /// ``Scanner/offSpeedSlope`` or more from the speed candidate's time scale. The line then
+        /// ``RecordingScanner/offSpeedSlope`` or more from the speed candidate's time scale. The line then
         /// keeps the candidate's slope and its intercept walks with the hits, so every time it
         /// maps is off by up to the drift over half its length (speech re-timed 10 %, just past
         /// the speed search, gave plays at speed 1 mapped 0.5 s off at both ends).
-        var offSpeed: Bool { fittedSlope.map { abs($0 - timeScale) >= Scanner.offSpeedSlope } ?? false }
+        var offSpeed: Bool { fittedSlope.map { abs($0 - timeScale) >= RecordingScanner.offSpeedSlope } ?? false }
 
         /// Distance in frames of a hit from the line.
         func residual(_ h: Hit) -> Double {
@@ -851,9 +851,9 @@ public final class Scanner {
         // A line heard clearly on both sides is followed within ``clearLineTolerance`` only: a
         // seek or a pause of 0.25-0.4 s inside one play is a new line, not a bend of the old one
         // (fitted through both, a 0.3 s pause came out as one play at speed 0.986 starting 3.6 s late).
-        let clear = Double(good.count) >= Scanner.straddleHitsPerSecond * options.windowSeconds
+        let clear = Double(good.count) >= RecordingScanner.straddleHitsPerSecond * options.windowSeconds
         func follows(_ s: OpenSegment) -> Bool {
-            let limit = clear && s.hits >= Scanner.clearLineHits ? Scanner.clearLineTolerance / hop : tolerance
+            let limit = clear && s.hits >= RecordingScanner.clearLineHits ? RecordingScanner.clearLineTolerance / hop : tolerance
             return abs(s.referenceFrame(at: mid) - refAtMid) <= limit
         }
         if let i = open.firstIndex(where: { s in
@@ -877,7 +877,7 @@ public final class Scanner {
                 .filter { abs(Double($0.y) - scale * Double($0.x) - median) <= 2.5 }
                 .sorted { ($0.x, $0.end) < ($1.x, $1.end) }
             let maxGap = Int32(options.closeAfterSeconds / hop), firstGood = good[0].x
-            if Double(good.count) >= Scanner.straddleHitsPerSecond * options.windowSeconds,
+            if Double(good.count) >= RecordingScanner.straddleHitsPerSecond * options.windowSeconds,
                let g = traced.indices.dropLast().last(where: { traced[$0 + 1].x <= firstGood && traced[$0 + 1].x - traced[$0].x > maxGap }) {
                 traced.removeFirst(g + 1)
             }
@@ -894,7 +894,7 @@ public final class Scanner {
             // starts after the last stretch the other line dominates.
             let rivals = (open + recentlyClosed).filter { $0.ref == ref && !follows($0) }
             if !rivals.isEmpty {
-                let cut = rivals.map { Scanner.afterDominated(all.map(\.x), by: $0.hitFrames) }.max() ?? 0
+                let cut = rivals.map { RecordingScanner.afterDominated(all.map(\.x), by: $0.hitFrames) }.max() ?? 0
                 if cut > 0 {
                     all.removeFirst(cut)
                     guard all.count >= options.minWindowHits else { return }
@@ -1046,9 +1046,9 @@ public final class Scanner {
     /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance rate and a 2 s
     /// horizon; `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
     private func edge(_ positions: [Int32], reach: [Int32]? = nil, silentBefore: (Int32) -> Bool) -> Int {
-        Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
+        RecordingScanner.edge(positions, chanceRate: RecordingScanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
                      reach: reach, span: index.configuration.targetZoneMaxFrames,
-                     straddleRate: Scanner.straddleHitsPerSecond * hop, silentBefore: silentBefore)
+                     straddleRate: RecordingScanner.straddleHitsPerSecond * hop, silentBefore: silentBefore)
     }
 
     /// The distinct values of `hits`' positions (ascending) and, per position, the least
@@ -1075,7 +1075,7 @@ public final class Scanner {
     private func silent(from: Int, to: Int) -> Bool {
         let known = recordingEnd.map { Int(($0 / hop).rounded(.down)) } ?? clockFrame
         guard from >= 0, to <= known else { return false }
-        let b = Scanner.landmarkBinFrames
+        let b = RecordingScanner.landmarkBinFrames
         let first = (from + b - 1) / b * b, last = to / b * b
         guard last > first, let n = landmarkCount(at: Int32(first), frames: last - first) else { return false }
         return n == 0
@@ -1084,7 +1084,7 @@ public final class Scanner {
     /// Whether silence (``silent(from:to:)``, ``silenceFrames`` long) ends ``silenceMargin``
     /// frames before recording frame `frame`: a stretch starting there follows silence.
     private func silentBefore(_ frame: Int) -> Bool {
-        silent(from: frame - Scanner.silenceMargin - Scanner.silenceFrames, to: frame - Scanner.silenceMargin)
+        silent(from: frame - RecordingScanner.silenceMargin - RecordingScanner.silenceFrames, to: frame - RecordingScanner.silenceMargin)
     }
 
     /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``):
@@ -1096,26 +1096,26 @@ public final class Scanner {
         let onLine = s.head.filter { s.residual($0) <= 2 }
         let used = onLine.count >= 4 ? onLine : s.head
         let all = used.map(\.x).sorted()
-        let (starts, reach) = Scanner.positionsAndReach(used.map { ($0.x, $0.end) })
+        let (starts, reach) = RecordingScanner.positionsAndReach(used.map { ($0.x, $0.end) })
         let silentBefore = { (p: Int32) in self.silentBefore(Int(p)) }
         let first = starts[edge(starts, reach: reach, silentBefore: silentBefore)]
         // After silence there is no crossfade to trim.
         if silentBefore(first) { return Int(first) }
-        return Int(Scanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
+        return Int(RecordingScanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
     }
 
     /// End frame of a segment's audio from its latest hits' target frames, as ``startFrame(_:)``.
     private func endFrame(_ s: OpenSegment) -> Int {
         let onLine = s.tail.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.tail).map { -$0.end }.sorted()
-        let ends = Scanner.distinct(all)
+        let ends = RecordingScanner.distinct(all)
         // Inward position p is the target frame -p: silence after it.
         let silentAfter = { (p: Int32) in
-            self.silent(from: -Int(p) + Scanner.silenceMargin, to: -Int(p) + Scanner.silenceMargin + Scanner.silenceFrames)
+            self.silent(from: -Int(p) + RecordingScanner.silenceMargin, to: -Int(p) + RecordingScanner.silenceMargin + RecordingScanner.silenceFrames)
         }
         let last = ends[edge(ends, silentBefore: silentAfter)]
         if silentAfter(last) { return -Int(last) }
-        return -Int(Scanner.audible(all.filter { $0 >= last }) { f in
+        return -Int(RecordingScanner.audible(all.filter { $0 >= last }) { f in
             // Inward frame f is recording frame -f, counting backwards: the bin ending there.
             let frame = -f - 15
             return frame < 0 ? 0 : self.landmarkCount(at: frame - frame % 16)
@@ -1151,7 +1151,7 @@ public final class Scanner {
             for j in max(0, i - 2)...min(bins.count - 1, i + 2) { hits += bins[j]; all += counts?[j] ?? 1 }
             share[i] = counts == nil ? Double(hits) : Double(hits) / Double(max(all, hits, 1))
         }
-        let level = share.sorted()[share.count / 2] * Scanner.audibleFraction
+        let level = share.sorted()[share.count / 2] * RecordingScanner.audibleFraction
         guard let b = share.firstIndex(where: { $0 >= level && $0 > 0 }), b > 0 else { return first }
         return positions.first { $0 >= first + Int32(b) * binFrames } ?? first
     }
@@ -1161,10 +1161,10 @@ public final class Scanner {
     /// ``landmarkBinCount`` bins; `nil` before.
     private func landmarkCount(at frame: Int32, frames: Int = 16) -> Int32? {
         var total: Int32 = 0
-        for f in stride(from: Int(frame), to: Int(frame) + frames, by: Scanner.landmarkBinFrames) {
-            let b = f / Scanner.landmarkBinFrames
-            guard b > latestLandmarkBin - Scanner.landmarkBinCount, b >= 0 else { return nil }
-            if b <= latestLandmarkBin { total += landmarkBins[b % Scanner.landmarkBinCount] }
+        for f in stride(from: Int(frame), to: Int(frame) + frames, by: RecordingScanner.landmarkBinFrames) {
+            let b = f / RecordingScanner.landmarkBinFrames
+            guard b > latestLandmarkBin - RecordingScanner.landmarkBinCount, b >= 0 else { return nil }
+            if b <= latestLandmarkBin { total += landmarkBins[b % RecordingScanner.landmarkBinCount] }
         }
         return total
     }
@@ -1200,13 +1200,13 @@ public final class Scanner {
             guard next != reached else { break }
             let lo = min(reached, next), hi = max(reached, next)
             // The recording: the 4-frame bin of the step, not counting the edge's own.
-            let bin = lo - lo % Scanner.landmarkBinFrames
-            guard let n = landmarkCount(at: Int32(bin), frames: Scanner.landmarkBinFrames) else { break }
-            if n > 0 && bin != edge - edge % Scanner.landmarkBinFrames { break }
+            let bin = lo - lo % RecordingScanner.landmarkBinFrames
+            guard let n = landmarkCount(at: Int32(bin), frames: RecordingScanner.landmarkBinFrames) else { break }
+            if n > 0 && bin != edge - edge % RecordingScanner.landmarkBinFrames { break }
             // The reference: 2 frames around the step, but never the edge's own frame.
             let r0 = step < 0 ? map(lo) - 2 : map(lo) + 0.5, r1 = step < 0 ? map(hi) - 0.5 : map(hi) + 2
             guard map(lo) >= -2, map(lo) <= index.references[ref].duration / hop else { break }
-            if Scanner.count(frames, from: r0, to: r1) > 0 { break }
+            if RecordingScanner.count(frames, from: r0, to: r1) > 0 { break }
             reached = next
         }
         // Clamp the last step to the recording's bounds.
@@ -1250,8 +1250,8 @@ public final class Scanner {
         // A hit whose frame's window (frameLength samples) reaches the stretch holds its sound:
         // a move shorter than a window is no move.
         let window = Double(index.configuration.frameLength / max(1, index.configuration.hopLength))
-        let skipped = Scanner.distinct(s.head.filter { Double($0.x) < later.rounded(.down) }.map(\.x))
-        return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
+        let skipped = RecordingScanner.distinct(s.head.filter { Double($0.x) < later.rounded(.down) }.map(\.x))
+        return skipped.count <= RecordingScanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
     }
 
     /// The start of segment `s` moved earlier by the reference's peaks in the spectrum
@@ -1274,7 +1274,7 @@ public final class Scanner {
     private func spectrumEnd(_ s: OpenSegment) -> Double? {
         guard spectrum.latest >= 0 else { return nil }
         let edge = endFrame(s)
-        if silent(from: edge + Scanner.silenceMargin, to: edge + Scanner.silenceMargin + Scanner.silenceFrames) { return nil }
+        if silent(from: edge + RecordingScanner.silenceMargin, to: edge + RecordingScanner.silenceMargin + RecordingScanner.silenceFrames) { return nil }
         return spectrumMove(s, edge: edge, direction: 1)
     }
 
@@ -1294,7 +1294,7 @@ public final class Scanner {
         if others.contains(where: { segment($0).confidence >= options.threshold }) { return nil }
         // Only a masked stretch: where hits are dense, a second without one is no play.
         let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
-        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
+        let hits = RecordingScanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
         func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
         let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
         guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else {
@@ -1405,9 +1405,9 @@ public final class Scanner {
         guard line.slope > 0.5, Matcher.isSearched(speed) else { return }
         let duration = Double(s.lastHitFrame - s.firstHitFrame) * hop
         // (A line that has become dense is left to its hits.)
-        guard Double(s.hits) < Scanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
+        guard Double(s.hits) < RecordingScanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
         if let at = s.spectralCheckedAt,
-           s.spectralVeto == nil || Double(windowEnd - at) * hop < Scanner.searchedSpeedRecheckSeconds { return }
+           s.spectralVeto == nil || Double(windowEnd - at) * hop < RecordingScanner.searchedSpeedRecheckSeconds { return }
         // (Read before the line could be announced: its segment's confidence from hits alone.)
         var unchecked = s
         unchecked.spectralVeto = nil
@@ -1420,7 +1420,7 @@ public final class Scanner {
         guard let e = searchedSpeedMatcher.spectralEvidence(reference: s.ref, offsetFrames: offset, speed: speed,
                                                             tables: SpectrumTables(spectrum, first: first, last: last)) else { return }
         s.spectralCheckedAt = windowEnd
-        s.spectralVeto = e.score < Scanner.searchedSpeedLineScore ? e.score : nil
+        s.spectralVeto = e.score < RecordingScanner.searchedSpeedLineScore ? e.score : nil
     }
 
     /// Tests per hour of the play rule (``PlayEvidence/tests(catalogFrames:speeds:hopSeconds:)``).
@@ -1486,7 +1486,7 @@ public final class Scanner {
         guard spectrum.latest >= 0 else { return .stays }
         let edge = startFrame(s)
         guard spectrum.latest >= edge + 3 * Int(1 / hop) else { return .undecided }
-        let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
+        let reach = Int(RecordingScanner.silenceReach / hop), n = RecordingScanner.digitalSilenceFrames
         let window = index.configuration.frameLength / index.configuration.hopLength
         // The onset lies a window after the last silent row: rows up to the reach plus a
         // window before the hits.
@@ -1507,7 +1507,7 @@ public final class Scanner {
     private func silenceEnd(_ s: OpenSegment) -> Double? {
         guard spectrum.latest >= 0 else { return nil }
         let edge = endFrame(s)
-        let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
+        let reach = Int(RecordingScanner.silenceReach / hop), n = RecordingScanner.digitalSilenceFrames
         for f in max(0, edge - 8)...(edge + reach) {
             guard let silent = spectrum.isSilent(f) else { return nil }
             guard silent else { continue }
@@ -1596,7 +1596,7 @@ public final class Scanner {
             firstFrame = Int(c.rounded(.down))
             onsetFrame = c
         }
-        var endLead = Scanner.endLead
+        var endLead = RecordingScanner.endLead
         if let o = s.endAtSilence, o > Double(firstFrame) {
             lastFrame = Int(o.rounded(.down))
             endLead = (o - Double(lastFrame)) * hop
@@ -1614,18 +1614,18 @@ public final class Scanner {
         // first 4-frame bin with a landmark of its own (or the onset the spectrum shows).
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
-            if !silent(from: before - Scanner.silenceFrames, to: before) {
+            if !silent(from: before - RecordingScanner.silenceFrames, to: before) {
                 firstFrame = before
                 onsetFrame = nil
             } else if onsetFrame == nil {
-                let b = Scanner.landmarkBinFrames
+                let b = RecordingScanner.landmarkBinFrames
                 var onset = before - before % b
                 while onset < firstFrame, let n = landmarkCount(at: Int32(onset), frames: b), n == 0 { onset += b }
                 firstFrame = min(firstFrame, max(before, onset))
             }
         }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
-        if after > lastFrame && !silent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
+        if after > lastFrame && !silent(from: after, to: after + RecordingScanner.silenceFrames) { lastFrame = after; endLead = 0 }
         let first = onsetFrame ?? Double(firstFrame)
         var start = first * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (first - s.x0)) * hop
@@ -1646,7 +1646,7 @@ public final class Scanner {
                        frequencySkew: options.candidates[s.candidate].frequencySkew
                            + (abs(line.slope - s.timeScale) <= 0.012 ? line.slope - s.timeScale : 0),
                        timeScale: line.slope,
-                       confidence: min(Scanner.confidence(hits: s.hits, duration: end - start), cap),
+                       confidence: min(RecordingScanner.confidence(hits: s.hits, duration: end - start), cap),
                        hits: s.hits, startsAtChange: s.changeStart != nil && onsetFrame == s.changeStart.map { max(0, $0) },
                        changeEnd: s.changeEnd.map { $0 * hop }.flatMap { $0 > start ? $0 : nil },
                        startsFromHits: fromHits && onsetFrame == nil)
@@ -1690,7 +1690,7 @@ public final class Scanner {
             o.ref != s.ref && abs(startFrame(o) - edge) <= reach && segment(o).confidence >= options.threshold
         }) else { return nil }
         let t0 = edge - Int(ChangeEdge.endTemplate.1 / hop), t1 = edge - Int(ChangeEdge.endTemplate.0 / hop)
-        let inTemplate = Scanner.distinct(s.tail.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
+        let inTemplate = RecordingScanner.distinct(s.tail.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
         guard Double(inTemplate) >= SpectrumEdge.maskedHitsPerSecond * Double(t1 - t0) * hop else { return nil }
         let window = index.configuration.frameLength / index.configuration.hopLength
         return ChangeEdge.end(ring: spectrum, edge: edge, hop: hop, window: window)
@@ -1726,7 +1726,7 @@ public final class Scanner {
         // stretch that is not masked (a start put early by a chance hit has the audio before
         // the stretch there).
         let t0 = edge + Int(ChangeEdge.template.0 / hop), t1 = edge + Int(ChangeEdge.template.1 / hop)
-        let inTemplate = Scanner.distinct(s.head.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
+        let inTemplate = RecordingScanner.distinct(s.head.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
         guard Double(inTemplate) >= SpectrumEdge.maskedHitsPerSecond * Double(t1 - t0) * hop else { return .stays }
         let overlap = Int(ChangeEdge.spliceOverlap / hop)
         let others = (open + recentlyClosed).filter { o in
@@ -1783,16 +1783,16 @@ public final class Scanner {
     /// left aside). `scan` (``finish(recordingDuration:)``) and the live events use it alike.
     private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
 
-    /// ``Scanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)`` of `segments` with this scan's
+    /// ``RecordingScanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)`` of `segments` with this scan's
     /// catalog; plays and partial material shorter than ``ScanOptions/minimumDuration`` left out
     /// unless they are complete plays.
     private func resolve(_ segments: [Segment]) -> (plays: [Segment], partial: [PartialMaterial]) {
-        let r = Scanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
-            Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
+        let r = RecordingScanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
+            RecordingScanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
         }, sameRecording: { [self] a, b in
-            Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
+            RecordingScanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         }, nearDuplicate: { [self] a, b in
-            Scanner.nearDuplicate(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
+            RecordingScanner.nearDuplicate(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         })
         let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration || self.isCompletePlay(s) }
         return (r.plays.filter(long), r.partial.filter { long($0.segment) })
@@ -1807,8 +1807,8 @@ public final class Scanner {
     /// and at least half of it (a reference under 0.5 s is not a play by its slack alone).
     private func isCompletePlay(_ segment: Segment) -> Bool {
         let length = index.references[segment.referenceIndex].duration
-        return segment.referenceStart <= Scanner.completePlaySlack
-            && segment.referenceEnd >= length - Scanner.completePlaySlack
+        return segment.referenceStart <= RecordingScanner.completePlaySlack
+            && segment.referenceEnd >= length - RecordingScanner.completePlaySlack
             && segment.referenceEnd - segment.referenceStart >= length / 2
     }
 
@@ -1838,7 +1838,7 @@ public final class Scanner {
         var pairs: [(a: Int, p: Int, overlap: Double)] = []
         for (p, r) in decided.enumerated() {
             for a in activities.indices where activities[a].segment.referenceIndex == r.referenceIndex {
-                let o = Scanner.overlap(activities[a].segment, r)
+                let o = RecordingScanner.overlap(activities[a].segment, r)
                 if o > 0 { pairs.append((a, p, o)) }
             }
         }
@@ -1853,8 +1853,8 @@ public final class Scanner {
             let seg = activities[a].segment
             let half = 0.5 * (seg.end - seg.start)
             if let k = free.indices.filter({ decided[free[$0]].referenceIndex != seg.referenceIndex
-                                              && Scanner.overlap(decided[free[$0]], seg) >= half })
-                .max(by: { Scanner.overlap(decided[free[$0]], seg) < Scanner.overlap(decided[free[$1]], seg) }) {
+                                              && RecordingScanner.overlap(decided[free[$0]], seg) >= half })
+                .max(by: { RecordingScanner.overlap(decided[free[$0]], seg) < RecordingScanner.overlap(decided[free[$1]], seg) }) {
                 held[a] = free[k]
                 free.remove(at: k)
             }
@@ -1885,15 +1885,15 @@ public final class Scanner {
             let r = decided[p]
             // Over the audio of an ended activity of its reference: that play, found again.
             if activities.contains(where: { $0.ended && $0.segment.referenceIndex == r.referenceIndex
-                                                && Scanner.overlap($0.segment, r) > 0 }) { continue }
+                                                && RecordingScanner.overlap($0.segment, r) > 0 }) { continue }
             let since = pending.first { $0.ref == r.referenceIndex && $0.start < r.end && r.start < $0.end }?.since ?? now
             // Next to another play of its reference (within a second): two lines of one play
             // that `scan` keeps apart until later parts join one of them, or the other copy of a
             // passage the reference repeats; the decision may still fold it into the other, so
             // it waits as long as a part can join (``joinGap``).
-            let beside = activities.contains { $0.segment.referenceIndex == r.referenceIndex && Scanner.overlap($0.segment, r) > -1 }
-                || decided.indices.contains { $0 != p && decided[$0].referenceIndex == r.referenceIndex && Scanner.overlap(decided[$0], r) > -1 }
-            if final || now - since >= (beside ? Scanner.joinGap : Scanner.settleSeconds) {
+            let beside = activities.contains { $0.segment.referenceIndex == r.referenceIndex && RecordingScanner.overlap($0.segment, r) > -1 }
+                || decided.indices.contains { $0 != p && decided[$0].referenceIndex == r.referenceIndex && RecordingScanner.overlap(decided[$0], r) > -1 }
+            if final || now - since >= (beside ? RecordingScanner.joinGap : RecordingScanner.settleSeconds) {
                 activities.append(Activity(id: nextID, segment: r, reported: (r.referenceTime(at: r.end), r.timeScale),
                                            reportedAt: r.end))
                 nextID += 1
@@ -1913,15 +1913,15 @@ public final class Scanner {
         // went back to its own first hits, up to 0.6 s later than scan's.
         let open = activities.filter { !$0.ended }.map(\.segment)
         liveFinished.removeAll { f in
-            f.end < now - Scanner.liveHorizon && !open.contains { Scanner.overlap($0, f) > -Scanner.liveNeighbourSeconds }
+            f.end < now - RecordingScanner.liveHorizon && !open.contains { RecordingScanner.overlap($0, f) > -RecordingScanner.liveNeighbourSeconds }
         }
         // An ended activity is remembered while segments of its reference over its audio are:
         // one that outlives the rest (kept for an activity it overlaps, or a line at another
         // alignment closed later) would otherwise come up as a play of its own once the
         // stronger lines were forgotten.
         activities.removeAll { a in
-            a.ended && a.segment.end < now - Scanner.liveHorizon && !liveFinished.contains {
-                $0.referenceIndex == a.segment.referenceIndex && Scanner.overlap($0, a.segment) > 0
+            a.ended && a.segment.end < now - RecordingScanner.liveHorizon && !liveFinished.contains {
+                $0.referenceIndex == a.segment.referenceIndex && RecordingScanner.overlap($0, a.segment) > 0
             }
         }
     }
@@ -1934,7 +1934,7 @@ public final class Scanner {
         let apart = 0.1 / hop
         for rival in open + recentlyClosed where rival.ref == s.ref && rival.firstHitFrame > s.firstHitFrame
             && abs(rival.referenceFrame(at: s.lastHitFrame) - s.referenceFrame(at: s.lastHitFrame)) > apart {
-            s.trimEnd(before: Scanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
+            s.trimEnd(before: RecordingScanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
         }
         checkEvidence(&s, at: nil)
         s.spectrumEnd = spectrumEnd(s)
@@ -2098,9 +2098,9 @@ public final class Scanner {
         /// gather fewer hits a second, at most 36 in the bench's mixes.)
         func interrupted(_ a: Segment, _ b: Segment) -> Bool {
             let gap = b.start - a.end
-            guard gap >= Scanner.interruptionGap else { return false }
+            guard gap >= RecordingScanner.interruptionGap else { return false }
             let rate = Double(a.hits) / max(a.end - a.start, 1e-3), rateB = Double(b.hits) / max(b.end - b.start, 1e-3)
-            return min(rate, rateB) >= Scanner.interruptionRate
+            return min(rate, rateB) >= RecordingScanner.interruptionRate
                 && expectedHits(a, from: a.referenceEnd, to: b.referenceStart) >= 2 * rate
         }
         /// Hits the first segment's play would have gathered over reference seconds `from…to`
@@ -2120,7 +2120,7 @@ public final class Scanner {
             // (Any earlier part on the line, not only the reference's last segment: a line of
             // another copy of a repeated passage may lie between the two parts.)
             if let i = joined.lastIndex(where: {
-                $0.referenceIndex == s.referenceIndex && s.start - $0.end < Scanner.joinGap && s.start >= $0.start
+                $0.referenceIndex == s.referenceIndex && s.start - $0.end < RecordingScanner.joinGap && s.start >= $0.start
                     && abs($0.referenceTime(at: s.start) - s.referenceStart) < joinTolerance(gap: s.start - $0.end) && !interrupted($0, s)
             }) {
                 var a = joined[i]
@@ -2135,7 +2135,7 @@ public final class Scanner {
                     a.changeEnd = s.changeEnd
                 }
                 a.spectralCap = max(a.spectralCap, s.spectralCap)
-                let together = min(Scanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start)),
+                let together = min(RecordingScanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start)),
                                    a.spectralCap)
                 a.hits += s.hits
                 a.confidence = max(a.confidence, s.confidence, together)
@@ -2242,13 +2242,13 @@ public final class Scanner {
             partial.append(PartialMaterial(segment: inside, within: o.item, sharedSlots: sameRecording(s, o)))
         }
         // (Never over a play of its own reference: there the reference plays in full.)
-        partial.removeAll { p in kept.contains { $0.referenceIndex == p.segment.referenceIndex && Scanner.overlap($0, p.segment) > 0 } }
+        partial.removeAll { p in kept.contains { $0.referenceIndex == p.segment.referenceIndex && RecordingScanner.overlap($0, p.segment) > 0 } }
         partial = PartialMaterial.merged(partial)
         var all = kept.sorted { $0.start < $1.start }
         guard all.count > 1 else { return (all, partial) }
         for i in 1..<all.count {
             var a = all[i - 1], b = all[i]
-            if a.start < b.start && a.end < b.end, let middle = Scanner.boundary(a, b) {
+            if a.start < b.start && a.end < b.end, let middle = RecordingScanner.boundary(a, b) {
                 a.referenceEnd = a.referenceTime(at: middle)
                 a.end = middle
                 // b's start no earlier than its reference's start (moved to the middle of a
@@ -2329,7 +2329,7 @@ struct VoteTable {
 
 extension ScanOptions {
     /// Seconds of recording after a play's end at which `monitor` ends its activity (writes
-    /// `segment.ended`): ``Scanner/joinGap`` plus a window and a hop, as long as a later part
+    /// `segment.ended`): ``RecordingScanner/joinGap`` plus a window and a hop, as long as a later part
     /// on its line could still join it. 27.5 s with the defaults (20 + 6 + 1.5).
-    public var activityEndDelay: Double { Scanner.joinGap + windowSeconds + hopSeconds }
+    public var activityEndDelay: Double { RecordingScanner.joinGap + windowSeconds + hopSeconds }
 }
