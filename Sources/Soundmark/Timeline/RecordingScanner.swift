@@ -145,6 +145,8 @@ public final class RecordingScanner {
     public let index: CatalogIndex
     /// The options in force.
     public let options: ScanOptions
+    /// The tuned values of the edge and line decisions in force (default ``ScanTuning/init()``).
+    public let tuning: ScanTuning
     private let hasher: LandmarkHasher
     private let hop: Double
     private let hopFrames: Int
@@ -219,13 +221,14 @@ public final class RecordingScanner {
     /// were decided and an `ended` always follows its `started`.
     public var onEvent: ((ScanEvent) -> Void)?
 
-    /// Creates a scanner over `index`. Traps when `options.candidates` holds more than 64 speeds
-    /// or the catalog more than 2^20 references.
-    public init(index: CatalogIndex, options: ScanOptions = ScanOptions()) {
+    /// Creates a scanner over `index` with `options` and `tuning`. Traps when
+    /// `options.candidates` holds more than 64 speeds or the catalog more than 2^20 references.
+    public init(index: CatalogIndex, options: ScanOptions = ScanOptions(), tuning: ScanTuning = ScanTuning()) {
         precondition(options.candidates.count <= 64, "ScanOptions.candidates holds at most 64 speeds")
         precondition(index.references.count <= 1 << 20, "a scanner handles at most 2^20 references")
         self.index = index
         self.options = options
+        self.tuning = tuning
         hasher = LandmarkHasher(configuration: index.configuration)
         hop = index.configuration.hopDuration
         hopFrames = max(1, Int((options.hopSeconds / hop).rounded()))
@@ -1063,12 +1066,6 @@ public final class RecordingScanner {
         return (positions, reach)
     }
 
-    /// Frames of silence that count as silence next to an edge: 32 (0.51 s).
-    static let silenceFrames = 32
-    /// Frames between an edge's hit and the silence looked for: 12 (0.19 s), since frames whose
-    /// window (1024 samples, 8 hops) reaches the audio's first samples hold its peaks.
-    static let silenceMargin = 12
-
     /// Whether the recording holds no landmark anchored in frames `from ..< to` (whole
     /// ``landmarkBinFrames`` bins inside that range), which must be known already: inside the
     /// recording, decoded (``advance(toFrame:)`` or later landmarks) and still in the ring.
@@ -1081,10 +1078,11 @@ public final class RecordingScanner {
         return n == 0
     }
 
-    /// Whether silence (``silent(from:to:)``, ``silenceFrames`` long) ends ``silenceMargin``
-    /// frames before recording frame `frame`: a stretch starting there follows silence.
+    /// Whether silence (``silent(from:to:)``, ``ScanTuning/silenceFrames`` long) ends
+    /// ``ScanTuning/silenceMargin`` frames before recording frame `frame`: a stretch starting
+    /// there follows silence.
     private func silentBefore(_ frame: Int) -> Bool {
-        silent(from: frame - RecordingScanner.silenceMargin - RecordingScanner.silenceFrames, to: frame - RecordingScanner.silenceMargin)
+        silent(from: frame - tuning.silenceMargin - tuning.silenceFrames, to: frame - tuning.silenceMargin)
     }
 
     /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``):
@@ -1111,7 +1109,8 @@ public final class RecordingScanner {
         let ends = RecordingScanner.distinct(all)
         // Inward position p is the target frame -p: silence after it.
         let silentAfter = { (p: Int32) in
-            self.silent(from: -Int(p) + RecordingScanner.silenceMargin, to: -Int(p) + RecordingScanner.silenceMargin + RecordingScanner.silenceFrames)
+            self.silent(from: -Int(p) + self.tuning.silenceMargin,
+                        to: -Int(p) + self.tuning.silenceMargin + self.tuning.silenceFrames)
         }
         let last = ends[edge(ends, silentBefore: silentAfter)]
         if silentAfter(last) { return -Int(last) }
@@ -1222,7 +1221,7 @@ public final class RecordingScanner {
         guard let first = history.first?.anchorFrame, let latest = history.last?.anchorFrame else { return .undecided }
         let edge = startFrame(s)
         let line = s.line
-        guard line.slope > 0.5 else { return .stays }
+        guard line.slope > tuning.edgeLineSlope else { return .stays }
         guard !silentBefore(edge) else { return .stays }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
@@ -1230,7 +1229,7 @@ public final class RecordingScanner {
         let lo = Int(first) + margin, hi = Int(latest) - margin
         let second = Int(1 / hop)
         guard edge >= lo else { return .stays }
-        guard edge + 3 * second <= hi else { return .undecided }
+        guard edge + tuning.edgeInsideSeconds * second <= hi else { return .undecided }
         let reference = referencePeaks(s.ref)
         let recording = PeakEdge.recordingPeaks(history, logShift: logShifts[s.candidate])
         func checks(_ from: Int, _ to: Int, shift: Double = 0) -> [PeakEdge.Check] {
@@ -1239,7 +1238,7 @@ public final class RecordingScanner {
         }
         var chance = (matched: 0, total: 0)
         for shift in PeakEdge.chanceShifts {
-            let c = checks(edge, edge + 3 * second, shift: shift)
+            let c = checks(edge, edge + tuning.edgeInsideSeconds * second, shift: shift)
             chance.matched += c.filter(\.matched).count
             chance.total += c.count
         }
@@ -1263,7 +1262,7 @@ public final class RecordingScanner {
         guard spectrum.latest >= 0 else { return .stays }
         let edge = startFrame(s)
         let second = Int(1 / hop)
-        guard spectrum.latest >= edge + 3 * second else { return .undecided }
+        guard spectrum.latest >= edge + tuning.edgeInsideSeconds * second else { return .undecided }
         guard !silentBefore(edge) else { return .stays }
         guard let move = spectrumMove(s, edge: edge, direction: -1) else { return .stays }
         return .moves(move)
@@ -1274,7 +1273,7 @@ public final class RecordingScanner {
     private func spectrumEnd(_ s: OpenSegment) -> Double? {
         guard spectrum.latest >= 0 else { return nil }
         let edge = endFrame(s)
-        if silent(from: edge + RecordingScanner.silenceMargin, to: edge + RecordingScanner.silenceMargin + RecordingScanner.silenceFrames) { return nil }
+        if silent(from: edge + tuning.silenceMargin, to: edge + tuning.silenceMargin + tuning.silenceFrames) { return nil }
         return spectrumMove(s, edge: edge, direction: 1)
     }
 
@@ -1284,7 +1283,7 @@ public final class RecordingScanner {
     /// a masked end, ``SpectrumEdge/outwardByMargin(_:inside:outside:)``).
     private func spectrumMove(_ s: OpenSegment, edge: Int, direction: Int) -> Double? {
         let line = s.line
-        guard line.slope > 0.5 else { return nil }
+        guard line.slope > tuning.edgeLineSlope else { return nil }
         let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
         // Not next to another play (a crossfade or a splice): there the hits of both put the
         // boundary, and the fading track's peaks stand out well past the crossfade's middle.
@@ -1305,7 +1304,8 @@ public final class RecordingScanner {
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
         // Beyond 3 s out, the audio a masked edge is measured against.
-        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : readings(edge - reach, edge - 3 * second)
+        let beyond = direction > 0 ? readings(edge + tuning.edgeBeyondSeconds * second, edge + reach)
+                                     : readings(edge - reach, edge - tuning.edgeBeyondSeconds * second)
         return maskedMove(outward, inside: readings(inner.0, inner.1), beyond: beyond, direction: direction)
     }
 
@@ -1345,8 +1345,8 @@ public final class RecordingScanner {
     private func clearMove(_ s: OpenSegment, edge: Int, direction: Int, inner: (Int, Int)) -> Double? {
         let second = Int(1 / hop), short = Int(SpectrumEdge.clearMove / hop)
         let outer = direction < 0 ? (edge - short, edge) : (edge + 1, edge + 1 + short)
-        let beyond = direction < 0 ? (edge - 3 * second, edge - short - second / 4)
-                                   : (edge + 1 + short + second / 4, edge + 3 * second)
+        let beyond = direction < 0 ? (edge - tuning.edgeBeyondSeconds * second, edge - short - second / 4)
+                                   : (edge + 1 + short + second / 4, edge + tuning.edgeBeyondSeconds * second)
         var outward = spectrumReadings(s, from: outer.0, to: outer.1)
         if direction < 0 { outward.reverse() }
         guard let moved = SpectrumEdge.outward(outward, inside: spectrumReadings(s, from: inner.0, to: inner.1),
@@ -1380,7 +1380,7 @@ public final class RecordingScanner {
     /// segment `s`'s reference peaks that its line places in recording frames `from ..< to`.
     private func spectrumReadings(_ s: OpenSegment, from: Int, to: Int) -> [SpectrumEdge.Reading] {
         let line = s.line
-        guard line.slope > 0.5 else { return [] }
+        guard line.slope > tuning.edgeLineSlope else { return [] }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
         let bins = SpectrumEdge.bins(configuration: index.configuration, logShift: logShifts[s.candidate], width: spectrum.width)
@@ -1402,7 +1402,7 @@ public final class RecordingScanner {
         guard spectrum.latest >= 0 else { return }
         let line = s.line
         let speed = SpeedCandidate(timeScale: line.slope, frequencyScale: options.candidates[s.candidate].frequencyScale)
-        guard line.slope > 0.5, Matcher.isSearched(speed) else { return }
+        guard line.slope > tuning.edgeLineSlope, Matcher.isSearched(speed) else { return }
         let duration = Double(s.lastHitFrame - s.firstHitFrame) * hop
         // (A line that has become dense is left to its hits.)
         guard Double(s.hits) < RecordingScanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
@@ -1485,7 +1485,7 @@ public final class RecordingScanner {
     private func onsetStart(_ s: OpenSegment) -> PeakStart {
         guard spectrum.latest >= 0 else { return .stays }
         let edge = startFrame(s)
-        guard spectrum.latest >= edge + 3 * Int(1 / hop) else { return .undecided }
+        guard spectrum.latest >= edge + tuning.edgeInsideSeconds * Int(1 / hop) else { return .undecided }
         let reach = Int(RecordingScanner.silenceReach / hop), n = RecordingScanner.digitalSilenceFrames
         let window = index.configuration.frameLength / index.configuration.hopLength
         // The onset lies a window after the last silent row: rows up to the reach plus a
@@ -1608,13 +1608,13 @@ public final class RecordingScanner {
         lastFrame = max(lastFrame, firstFrame + 1)
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
-        // while the recording stays silent for ``silenceFrames`` more, the silence was the
+        // while the recording stays silent for ``ScanTuning/silenceFrames`` more, the silence was the
         // recording's own (a lead-in or a gap of digital silence, next to a gap between the
         // reference's peaks): the start goes back no further than the recording's sound, the
         // first 4-frame bin with a landmark of its own (or the onset the spectrum shows).
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
-            if !silent(from: before - RecordingScanner.silenceFrames, to: before) {
+            if !silent(from: before - tuning.silenceFrames, to: before) {
                 firstFrame = before
                 onsetFrame = nil
             } else if onsetFrame == nil {
@@ -1625,7 +1625,7 @@ public final class RecordingScanner {
             }
         }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
-        if after > lastFrame && !silent(from: after, to: after + RecordingScanner.silenceFrames) { lastFrame = after; endLead = 0 }
+        if after > lastFrame && !silent(from: after, to: after + tuning.silenceFrames) { lastFrame = after; endLead = 0 }
         let first = onsetFrame ?? Double(firstFrame)
         var start = first * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (first - s.x0)) * hop
@@ -1683,7 +1683,7 @@ public final class RecordingScanner {
     /// ``ChangeEdge/spliceOverlap`` of the end from hits, and hits are dense in the template
     /// rows (the play heard clearly there). `nil` otherwise or without the spectrum.
     private func changeEnd(_ s: OpenSegment) -> Double? {
-        guard spectrum.latest >= 0, s.line.slope > 0.5 else { return nil }
+        guard spectrum.latest >= 0, s.line.slope > tuning.edgeLineSlope else { return nil }
         let edge = endFrame(s)
         let reach = Int(ChangeEdge.spliceOverlap / hop)
         guard (open + recentlyClosed).contains(where: { o in
@@ -1713,13 +1713,13 @@ public final class RecordingScanner {
         guard spectrum.latest >= 0 else { return .stays }
         guard s.peakStartDecided, s.spectrumStartDecided, s.onsetDecided else { return .undecided }
         let line = s.line
-        guard line.slope > 0.5 else { return .stays }
+        guard line.slope > tuning.edgeLineSlope else { return .stays }
         var edge = startFrame(s)
         if let p = s.spectrumStart, p < Double(edge) { return .stays }
         if let p = s.peakStart, p > Double(edge), p - Double(edge) <= 1 / hop { edge = Int(p.rounded(.down)) }
         // The hits of the start's first seconds are attached once windows reaching 3 s past it
         // are decided (the start from hits and the template's hits may still change before).
-        guard nextBlockEnd >= edge + 3 * Int(1 / hop), spectrum.latest >= edge + Int(ChangeEdge.template.1 / hop) else {
+        guard nextBlockEnd >= edge + tuning.edgeInsideSeconds * Int(1 / hop), spectrum.latest >= edge + Int(ChangeEdge.template.1 / hop) else {
             return .undecided
         }
         // The template rows must be the stretch heard clearly: hits there at the rate of a
