@@ -30,6 +30,11 @@ public struct ScanTuning: Equatable, Sendable {
     /// frames whose window (1024 samples, 8 hops) reaches the audio's first samples hold its
     /// peaks.
     public var silenceMargin: Int = 12
+    /// Seconds from an edge's first hit inwards over which the median share of the recording's
+    /// landmarks that hit is taken, against which a fade at the edge is measured (a crossfade
+    /// is trimmed to where the segment's share reaches ``RecordingScanner/audibleFraction`` of
+    /// it). Default 30.
+    public var audibleMedianSeconds: Double = 30
 
     /// The defaults.
     public init() {}

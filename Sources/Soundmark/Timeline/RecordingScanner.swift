@@ -1088,7 +1088,7 @@ public final class RecordingScanner {
     /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``):
     /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
     /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
-    /// coincidences), moved past a fade-in (see ``audible(_:landmarks:)``) unless silence precedes
+    /// coincidences), moved past a fade-in (see ``audible(_:span:landmarks:)``) unless silence precedes
     /// them (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``).
     private func startFrame(_ s: OpenSegment) -> Int {
         let onLine = s.head.filter { s.residual($0) <= 2 }
@@ -1099,7 +1099,7 @@ public final class RecordingScanner {
         let first = starts[edge(starts, reach: reach, silentBefore: silentBefore)]
         // After silence there is no crossfade to trim.
         if silentBefore(first) { return Int(first) }
-        return Int(RecordingScanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
+        return Int(RecordingScanner.audible(all.filter { $0 >= first }, span: audibleSpan) { self.landmarkCount(at: $0) })
     }
 
     /// End frame of a segment's audio from its latest hits' target frames, as ``startFrame(_:)``.
@@ -1114,7 +1114,7 @@ public final class RecordingScanner {
         }
         let last = ends[edge(ends, silentBefore: silentAfter)]
         if silentAfter(last) { return -Int(last) }
-        return -Int(RecordingScanner.audible(all.filter { $0 >= last }) { f in
+        return -Int(RecordingScanner.audible(all.filter { $0 >= last }, span: audibleSpan) { f in
             // Inward frame f is recording frame -f, counting backwards: the bin ending there.
             let frame = -f - 15
             return frame < 0 ? 0 : self.landmarkCount(at: frame - frame % 16)
@@ -1123,15 +1123,16 @@ public final class RecordingScanner {
 
     /// The first of `positions` (hit frames, ascending, from an edge inwards, one per hit)
     /// where the share of the recording's landmarks that hit (over ±2 bins of 16 frames,
-    /// ±0.16 s) reaches ``audibleFraction`` of its median over the first 30 s: a track fading
+    /// ±0.16 s) reaches ``audibleFraction`` of its median over the first `span` frames
+    /// (``audibleSpan``: ``ScanTuning/audibleMedianSeconds``, 30 s): a track fading
     /// out into other audio (a crossfade) is counted until about the crossfade's middle, where
     /// the other audio's landmarks outnumber its own, while a quiet passage of its own, with
     /// few landmarks that mostly hit, is kept. `landmarks(f)` gives the recording's landmark
     /// count in the 16 frames from inward frame `f`, `nil` where it is no longer known (then
     /// the hit rate alone is compared). Fewer than 24 bins: the first position.
-    static func audible(_ positions: [Int32], landmarks: (Int32) -> Int32?) -> Int32 {
+    static func audible(_ positions: [Int32], span: Int32, landmarks: (Int32) -> Int32?) -> Int32 {
         guard let first = positions.first else { return 0 }
-        let binFrames: Int32 = 16, span = Int32(30 / 0.016)
+        let binFrames: Int32 = 16
         var bins: [Int32] = []
         for p in positions where p - first < span {
             let b = Int((p - first) / binFrames)
@@ -1173,6 +1174,10 @@ public final class RecordingScanner {
     /// that reach past the end. 0.12 s, the median measured at ends next to silence, speech
     /// and other music.
     static let endLead = 0.12
+
+    /// Frames of ``ScanTuning/audibleMedianSeconds`` at the catalog's hop (1875 at 16 ms): the
+    /// span ``audible(_:span:landmarks:)`` takes its median over.
+    private var audibleSpan: Int32 { Int32(tuning.audibleMedianSeconds / hop) }
 
     /// Frames per bin of the ring of landmark counts: 4.
     static let landmarkBinFrames = 4
