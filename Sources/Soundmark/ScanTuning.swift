@@ -1,7 +1,8 @@
 /// The tuned values of ``RecordingScanner``'s edge and line decisions, each with its unit and
 /// default, in one value (as ``Configuration`` holds the fingerprint's and ``ScanOptions`` the
 /// scan's user-facing options). The defaults are the values the scanner was tuned with; a
-/// scanner reads its own ``RecordingScanner/tuning``.
+/// scanner reads its own ``RecordingScanner/tuning``, its static helpers (the set-list decision
+/// of ``RecordingScanner/finish(recordingDuration:)``) read ``default``.
 ///
 /// Frame counts are frames of the catalog's hop (16 ms at the default 128 samples at 8 kHz).
 public struct ScanTuning: Equatable, Sendable {
@@ -35,7 +36,45 @@ public struct ScanTuning: Equatable, Sendable {
     /// is trimmed to where the segment's share reaches ``RecordingScanner/audibleFraction`` of
     /// it). Default 30.
     public var audibleMedianSeconds: Double = 30
+    /// How far the landmark history reaches before the matching window, seconds: a line found
+    /// in a window is traced back through it, so a weak stretch that took a whole window to
+    /// reach ``ScanOptions/minWindowHits`` still starts where its first hit is. Default 20:
+    /// under pink noise at 0 dB SNR a play can take 15 s to give a window enough hits.
+    public var historySeconds: Double = 20
+    /// Seconds within which a window's line continues an open line of its reference (their
+    /// reference times at the window's middle), and within which an open line explains a
+    /// window's vote. Default 0.4, which a line under noise or one just opened needs (a line
+    /// heard clearly on both sides is followed within ``RecordingScanner/clearLineTolerance``).
+    public var lineToleranceSeconds: Double = 0.4
+    /// A clear stretch's edge moves outwards (by the spectrum, up to
+    /// ``SpectrumEdge/clearMove``) only when the recording's own peaks agree over the span
+    /// moved: at least this many of the reference's peaks fall there. Default 6.
+    public var clearMovePeaks: Int = 6
+    /// Reference peaks the inside of the stretch must hold for that comparison. Default 24.
+    public var clearMoveInsidePeaks: Int = 24
+    /// Over the span moved, the reference's peaks must coincide with the recording's at least
+    /// this fraction as often as inside the stretch. Default 0.5 (half as often): where the
+    /// stretch is heard clearly the peak picker finds its peaks; chance standing-out over speech
+    /// or other music has no such peaks.
+    public var clearMoveInsideShare: Double = 0.5
+    /// …and at least this many times as often as at shifted alignments. Default 2.
+    public var clearMoveChanceFactor: Double = 2
+    /// Lowest rate of coincidence at shifted alignments that the span moved is compared with
+    /// (fraction of peaks). Default 0.02.
+    public var clearMoveChanceFloor: Double = 0.02
+    /// How far (reference seconds) the second of two parts on one reference's line may start
+    /// from the first part's line for the two to be one play, at no gap. Default 0.15.
+    public var joinToleranceSeconds: Double = 0.15
+    /// What that tolerance grows by per second of gap between the parts. Default 0.02 (2 %: a
+    /// weak part's speed is known to a percent or two).
+    public var joinTolerancePerGapSecond: Double = 0.02
+    /// The most that tolerance grows to, seconds. Default 0.5: two parts 0.5 s apart on lines
+    /// 0.5 s apart are a pause in the play, not a quiet passage.
+    public var joinToleranceMaximumSeconds: Double = 0.5
 
     /// The defaults.
     public init() {}
+
+    /// The defaults, for the scanner's static helpers.
+    public static let `default` = ScanTuning()
 }

@@ -154,9 +154,8 @@ public final class RecordingScanner {
     private var window: [LandmarkHasher.Prepared] = []
     /// Landmarks of the last ``historyFrames`` frames (a superset of `window`): a line found in a
     /// window is traced back through them, so a weak stretch that took a whole window to reach
-    /// ``ScanOptions/minWindowHits`` still starts where its first hit is. It reaches 20 s before
-    /// the window (26 s with the default 6 s window): under pink noise at 0 dB SNR a play can
-    /// take 15 s to give a window enough hits.
+    /// ``ScanOptions/minWindowHits`` still starts where its first hit is. It reaches
+    /// ``ScanTuning/historySeconds`` (20 s) before the window (26 s with the default 6 s window).
     private var history: [LandmarkHasher.Prepared] = []
     private let historyFrames: Int
     /// Landmarks appended to ``window`` and ``history`` so far; the sequence number of
@@ -234,7 +233,7 @@ public final class RecordingScanner {
         hopFrames = max(1, Int((options.hopSeconds / hop).rounded()))
         blocksPerWindow = max(1, Int((options.windowSeconds / options.hopSeconds).rounded()))
         nextBlockEnd = hopFrames
-        historyFrames = Int(((options.windowSeconds + 20) / hop).rounded())
+        historyFrames = Int(((options.windowSeconds + tuning.historySeconds) / hop).rounded())
         // One hop's votes: a few thousand keys on the benchmark's mixes (the table grows when a
         // hop holds more). 2^14 slots stay in the processor's cache where 2^16 (768 KB) did not;
         // the keys drain in the order they were first voted for, whatever the capacity.
@@ -481,7 +480,8 @@ public final class RecordingScanner {
         }
         // Best (candidate, offset bin) per reference, counting neighbouring offset bins, among
         // the votes no open line explains already. An open line explains a vote when it lies at
-        // the vote's alignment (its reference frame at the window's middle within 0.4 s, as
+        // the vote's alignment (its reference frame at the window's middle within
+        // ``ScanTuning/lineToleranceSeconds``, 0.4 s, as
         // ``attach(ref:candidate:hits:slope:)`` joins hits to a line) and has at least as many
         // hits as the vote stands for. A passage the reference repeats matches both copies with
         // the same votes: the copy found first must not keep the other from opening where it
@@ -500,7 +500,7 @@ public final class RecordingScanner {
             if let explaining = lines[Int(ref)] {
                 let voted = Double(RecordingScanner.binCentre(offsetBin)) + options.candidates[coarse].timeScale * Double(windowMid)
                 if explaining.contains(where: {
-                    abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
+                    abs($0.referenceFrame - voted) <= tuning.lineToleranceSeconds / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
                 }) { continue }
                 far = explaining.allSatisfy { abs($0.referenceFrame - voted) > 2 / hop }
             }
@@ -850,7 +850,7 @@ public final class RecordingScanner {
         guard good.count >= options.minWindowHits else { return }
         let mid = good.map { Int($0.x) }.reduce(0, +) / good.count
         let refAtMid = median + scale * Double(mid)
-        let tolerance = 0.4 / hop
+        let tolerance = tuning.lineToleranceSeconds / hop
         // A line heard clearly on both sides is followed within ``clearLineTolerance`` only: a
         // seek or a pause of 0.25-0.4 s inside one play is a new line, not a bend of the old one
         // (fitted through both, a 0.3 s pause came out as one play at speed 0.986 starting 3.6 s late).
@@ -913,8 +913,8 @@ public final class RecordingScanner {
 
     /// Seconds within which a window's line continues an open one when both are heard clearly
     /// (the window with ``straddleHitsPerSecond`` hits a second or more, the open line with
-    /// ``clearLineHits`` hits): 0.2 (otherwise 0.4, which a line under noise or one just opened
-    /// needs). A clean play's line is known to a frame or two.
+    /// ``clearLineHits`` hits): 0.2 (otherwise ``ScanTuning/lineToleranceSeconds``, 0.4, which a
+    /// line under noise or one just opened needs). A clean play's line is known to a frame or two.
     static let clearLineTolerance = 0.2
     /// Hits of an open line for ``clearLineTolerance``: 200.
     static let clearLineHits = 200
@@ -1345,7 +1345,8 @@ public final class RecordingScanner {
     /// - the recording's own peaks (``PeakEdge/checks(reference:recording:toRecording:toReference:from:to:shift:)``):
     ///   where the stretch is heard clearly, the peak picker finds its peaks, so at least 6 of
     ///   the reference's peaks fall there and they coincide with the recording's at least half
-    ///   as often as inside (`inner`) and twice as often as at shifted alignments. Chance
+    ///   as often as inside (`inner`) and twice as often as at shifted alignments
+    ///   (``ScanTuning/clearMovePeaks`` and the settings after it). Chance
     ///   standing-out over speech or other music has no such peaks.
     private func clearMove(_ s: OpenSegment, edge: Int, direction: Int, inner: (Int, Int)) -> Double? {
         let second = Int(1 / hop), short = Int(SpectrumEdge.clearMove / hop)
@@ -1374,11 +1375,13 @@ public final class RecordingScanner {
             chance.matched += c.matched
             chance.total += c.total
         }
-        guard moving.total >= 6, inside.total >= 24, chance.total > 0 else { return nil }
+        guard moving.total >= tuning.clearMovePeaks, inside.total >= tuning.clearMoveInsidePeaks, chance.total > 0 else {
+            return nil
+        }
         let rate = Double(moving.matched) / Double(moving.total)
         let insideRate = Double(inside.matched) / Double(inside.total)
-        let chanceRate = max(Double(chance.matched) / Double(chance.total), 0.02)
-        return rate >= 0.5 * insideRate && rate >= 2 * chanceRate ? moved : nil
+        let chanceRate = max(Double(chance.matched) / Double(chance.total), tuning.clearMoveChanceFloor)
+        return rate >= tuning.clearMoveInsideShare * insideRate && rate >= tuning.clearMoveChanceFactor * chanceRate ? moved : nil
     }
 
     /// ``SpectrumEdge/readings(reference:ring:toRecording:toReference:from:to:bins:)`` of
@@ -2118,8 +2121,12 @@ public final class RecordingScanner {
         /// How far (reference seconds) the second part's start may lie from the first part's
         /// line for the two to be one play: 0.15 s plus 2 % of the gap (a weak part's speed is
         /// known to a percent or two), at most 0.5 s. Two parts 0.5 s apart on lines 0.5 s
-        /// apart are a pause in the play, not a quiet passage.
-        func joinTolerance(gap: Double) -> Double { min(0.5, 0.15 + 0.02 * max(0, gap)) }
+        /// apart are a pause in the play, not a quiet passage (``ScanTuning/joinToleranceSeconds``,
+        /// ``ScanTuning/joinTolerancePerGapSecond``, ``ScanTuning/joinToleranceMaximumSeconds``).
+        let tuning = ScanTuning.default
+        func joinTolerance(gap: Double) -> Double {
+            min(tuning.joinToleranceMaximumSeconds, tuning.joinToleranceSeconds + tuning.joinTolerancePerGapSecond * max(0, gap))
+        }
         var joined: [Segment] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
             // (Any earlier part on the line, not only the reference's last segment: a line of
