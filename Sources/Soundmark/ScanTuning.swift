@@ -57,11 +57,44 @@ public struct ScanTuning: Equatable, Sendable {
     /// stretch is heard clearly the peak picker finds its peaks; chance standing-out over speech
     /// or other music has no such peaks.
     public var clearMoveInsideShare: Double = 0.5
-    /// …and at least this many times as often as at shifted alignments. Default 2.
+    /// Over the span moved, the reference's peaks must coincide with the recording's at least
+    /// this many times as often as at shifted alignments (``PeakEdge/chanceShifts``). Default 2.
     public var clearMoveChanceFactor: Double = 2
     /// Lowest rate of coincidence at shifted alignments that the span moved is compared with
     /// (fraction of peaks). Default 0.02.
     public var clearMoveChanceFloor: Double = 0.02
+    /// A window's vote for a reference below its best vote opens another line (another copy of
+    /// a passage the reference repeats) only when it lies more than this many seconds from
+    /// every open line of the reference. Default 2: nearer, it is the open line's own smear
+    /// over the coarse speeds and offset bins, and opening it split a play of a mix in two.
+    public var copySeparationSeconds: Double = 2
+    /// Lines of one reference within this many seconds of a closing line at its last hit are
+    /// that line, not another alignment that dominates its end (a seek or a pause). Default 0.1.
+    public var sameLineSeconds: Double = 0.1
+    /// Horizon of a segment's edge from its hits, seconds: the span after a hit over which the
+    /// stretch's local hit rate is measured when a cluster of early hits is tested for chance
+    /// (``RecordingScanner/edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``;
+    /// after silence the next hit must follow within half of it). Default 2.
+    public var edgeHorizonSeconds: Double = 2
+    /// How far from an edge a stretch where the recording and the reference are both silent
+    /// is followed, seconds. Default 30.
+    public var silentStretchSeconds: Double = 30
+    /// Shared material between two references' segments: the shorter one lies at least this
+    /// fraction inside the longer one (and, for one stretch in two references, each inside
+    /// the other). Default 0.8.
+    public var sharedInsideFraction: Double = 0.8
+    /// Shared material: the shorter segment gathers at least this multiple of the longer one's
+    /// hits per second. Default 0.5 (with ``sharedRateHigh``: about as many hits per second, two
+    /// versions of a song; the longer one, which also explains the rest, keeps the other as its
+    /// alternative for that stretch).
+    public var sharedRateLow: Double = 0.5
+    /// Shared material: the shorter segment gathers at most this multiple of the longer one's
+    /// hits per second. Default 1.3 (see ``sharedRateLow``).
+    public var sharedRateHigh: Double = 1.3
+    /// One stretch in two references (the same recording catalogued twice, or two versions
+    /// identical there) is one entry when its hit rate is at least this multiple of the
+    /// other's. Default 0.77.
+    public var sameStretchRate: Double = 0.77
     /// How far (reference seconds) the second of two parts on one reference's line may start
     /// from the first part's line for the two to be one play, at no gap. Default 0.15.
     public var joinToleranceSeconds: Double = 0.15

@@ -502,12 +502,13 @@ public final class RecordingScanner {
                 if explaining.contains(where: {
                     abs($0.referenceFrame - voted) <= tuning.lineToleranceSeconds / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
                 }) { continue }
-                far = explaining.allSatisfy { abs($0.referenceFrame - voted) > 2 / hop }
+                far = explaining.allSatisfy { abs($0.referenceFrame - voted) > tuning.copySeparationSeconds / hop }
             }
             best[ref] = (k, total, far)
         }
         // A vote below the reference's best is looked at only as another copy: at least half as
-        // strong, and more than 2 s from every open line of the reference (nearer, it is the
+        // strong, and more than 2 s (``ScanTuning/copySeparationSeconds``) from every open line
+        // of the reference (nearer, it is the
         // open line's own smear over the coarse speeds and offset bins, and opening it split a
         // play of a mix in two).
         best = best.filter { ref, b in b.count >= top[ref]! || (b.far && 2 * b.count >= top[ref]!) }
@@ -1046,10 +1047,11 @@ public final class RecordingScanner {
     /// ``attach(ref:candidate:hits:slope:)``).
     static let straddleHitsPerSecond = 10.0
 
-    /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance rate and a 2 s
-    /// horizon; `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
+    /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance
+    /// rate and a ``ScanTuning/edgeHorizonSeconds`` horizon; `silentBefore(p)` when position `p` is
+    /// preceded by silence (see ``silent(from:to:)``).
     private func edge(_ positions: [Int32], reach: [Int32]? = nil, silentBefore: (Int32) -> Bool) -> Int {
-        RecordingScanner.edge(positions, chanceRate: RecordingScanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
+        RecordingScanner.edge(positions, chanceRate: RecordingScanner.chanceHitsPerSecond * hop, horizon: Int((tuning.edgeHorizonSeconds / hop).rounded()),
                      reach: reach, span: index.configuration.targetZoneMaxFrames,
                      straddleRate: RecordingScanner.straddleHitsPerSecond * hop, silentBefore: silentBefore)
     }
@@ -1193,10 +1195,10 @@ public final class RecordingScanner {
     /// anchored there (other than at the edge itself) and no posting of the reference within
     /// 2 frames. Stops at the recording's start and end,
     /// where the recording's landmarks are no longer known (``landmarkCount(at:)``), at the
-    /// reference's bounds and after 30 s. Returns the frame reached (`edge` when none).
+    /// reference's bounds and after ``ScanTuning/silentStretchSeconds``. Returns the frame reached (`edge` when none).
     private func silentStretch(from edge: Int, step: Int, ref: Int, map: (Int) -> Double) -> Int {
         let frames = referenceFrames(ref)
-        let limit = Int(30 / hop)
+        let limit = Int(tuning.silentStretchSeconds / hop)
         let known = recordingEnd.map { Int(($0 / hop).rounded(.up)) } ?? clockFrame
         var reached = edge
         while abs(reached - edge) < limit {
@@ -1938,8 +1940,8 @@ public final class RecordingScanner {
         var s = s
         // A line of the reference at another alignment that opened later and dominates the end of this one: a seek or a pause in the play, after which this line's
         // hits are the music's likeness to itself a moment away. This line ends before that stretch.
-        // (Lines within 0.1 s of this one at its last hit are this one.)
-        let apart = 0.1 / hop
+        // (Lines within ``ScanTuning/sameLineSeconds`` of this one at its last hit are this one.)
+        let apart = tuning.sameLineSeconds / hop
         for rival in open + recentlyClosed where rival.ref == s.ref && rival.firstHitFrame > s.firstHitFrame
             && abs(rival.referenceFrame(at: s.lastHitFrame) - s.referenceFrame(at: s.lastHitFrame)) > apart {
             s.trimEnd(before: RecordingScanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
@@ -2179,7 +2181,7 @@ public final class RecordingScanner {
                 let otherLength = max(o.end - o.start, 1e-3)
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
                 let otherRate = Double(o.hits) / otherLength
-                guard overlap >= 0.8 else { return false }
+                guard overlap >= tuning.sharedInsideFraction else { return false }
                 // The references themselves hold the same audio over this stretch at these
                 // alignments (a marked and a plain copy of a spot, a re-edit, a shared intro):
                 // whatever the hit rates (a marked copy gathers fewer hits from a plain airing),
@@ -2191,13 +2193,13 @@ public final class RecordingScanner {
                 if Matcher.duplicateCoverage <= sameRecording(s, o) {
                     return otherLength >= length + 2 || o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id)
                 }
-                guard rate <= 1.3 * otherRate && rate >= 0.5 * otherRate else { return false }
+                guard rate <= tuning.sharedRateHigh * otherRate && rate >= tuning.sharedRateLow * otherRate else { return false }
                 if otherLength >= length + 2 { return true }
                 // The same stretch in two references (the same recording catalogued twice, or two
                 // versions identical here): one entry, the other reference its alternative — the
                 // one with more hits keeps it (on a tie, the smaller id).
                 let mutual = (min(o.end, s.end) - max(o.start, s.start)) / otherLength
-                return otherLength > length - 2 && mutual >= 0.8 && rate >= 0.77 * otherRate
+                return otherLength > length - 2 && mutual >= tuning.sharedInsideFraction && rate >= tuning.sameStretchRate * otherRate
                     && (o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id))
             }) {
                 explainedBy[i] = j
