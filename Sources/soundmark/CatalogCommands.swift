@@ -357,7 +357,7 @@ private func scannedSegments(_ signature: Signature, samples: [Float], index: Ca
     var options = ScanOptions()
     options.minimumDuration = 0
     options.falseAlarmsPerHour *= signature.duration / max(signature.duration, catalogSeconds + signature.duration)
-    let scanner = Scanner(index: index, options: options)
+    let scanner = RecordingScanner(index: index, options: options)
     let generator = SignatureGenerator(configuration: configuration, role: .reference)
     let silence = [Float](repeating: 0, count: configuration.sampleRate)
     for part in [silence, samples, silence] {

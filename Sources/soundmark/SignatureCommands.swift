@@ -313,7 +313,7 @@ func scanSignatureInput(_ input: SignatureInput, source: String, index: CatalogI
         guard let signature = file.referenceSignature else {
             throw SignatureReadError(message: "\(signatureName(source)): the signature file holds no reference analysis")
         }
-        let scanner = Scanner(index: index, options: options)
+        let scanner = RecordingScanner(index: index, options: options)
         for landmark in signature.landmarks { scanner.consume(landmark) }
         return (scanner.finish(recordingDuration: signature.duration), signature.duration)
     case .shazam(let recording):

@@ -52,22 +52,22 @@ enum TestSupport {
         return Array(s[a..<b])
     }
 
-    /// The segments ``Scanner`` (default options) finds in `samples` (8000 Hz mono), fed as
+    /// The segments ``RecordingScanner`` (default options) finds in `samples` (8000 Hz mono), fed as
     /// `scan` feeds a recording's landmarks.
     static func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         samples.withUnsafeBufferPointer { p in g.append(p) { scanner.consume($0) } }
         g.finish { scanner.consume($0) }
         return scanner.finish(recordingDuration: Double(samples.count) / 8000)
     }
 
-    /// The events ``Scanner`` sends over `samples` (8000 Hz mono) on the monitor's path: no
+    /// The events ``RecordingScanner`` sends over `samples` (8000 Hz mono) on the monitor's path: no
     /// segments kept, the clock advanced 400 frames past the audio before it finishes.
     static func monitorEvents(_ samples: [Float], index: CatalogIndex) -> [ScanEvent] {
         var options = ScanOptions()
         options.keepsSegments = false
-        let scanner = Scanner(index: index, options: options)
+        let scanner = RecordingScanner(index: index, options: options)
         var events: [ScanEvent] = []
         scanner.onEvent = { events.append($0) }
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)

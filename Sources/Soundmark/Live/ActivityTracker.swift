@@ -155,7 +155,7 @@ public final class ActivityTracker {
     }
 
     /// Replaces the scanner: `finishOld` must end the old scanner's open segments (its
-    /// ``Scanner/finish()``), whose `ended` events are then held as handed-over activities; the
+    /// ``RecordingScanner/finish()``), whose `ended` events are then held as handed-over activities; the
     /// events of the next generation come from the new scanner.
     public func handover(_ finishOld: () -> Void) {
         handingOver = true

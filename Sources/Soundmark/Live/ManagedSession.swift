@@ -62,7 +62,7 @@ public enum LiveResult: Equatable, Sendable {
 /// with reconnects when ``LiveSourceOptions/reconnectTimeout`` is set); the matching thread
 /// fingerprints the audio, places it on the recording timeline (``RecordingClock``: a
 /// reconnected source starts with the audio of the moment it was reopened, so for a source that
-/// plays in real time recording time keeps following the wall clock), feeds a ``Scanner`` with
+/// plays in real time recording time keeps following the wall clock), feeds a ``RecordingScanner`` with
 /// heartbeats through silence and outages, and turns its events into activities
 /// (``ActivityTracker``). With a catalog path and a poll interval, the catalog is watched and
 /// reloaded when another process changes it (the activities playing continue).
@@ -260,8 +260,8 @@ public final class ManagedSession: @unchecked Sendable {
         let configuration = index.configuration
         let sampleRate = configuration.sampleRate
         let activities = ActivityTracker { [unowned self] in report(.segment($0)) }
-        func makeScanner(_ index: CatalogIndex) -> Scanner {
-            let scanner = Scanner(index: index, options: scanOptions)
+        func makeScanner(_ index: CatalogIndex) -> RecordingScanner {
+            let scanner = RecordingScanner(index: index, options: scanOptions)
             scanner.onEvent = { activities.handle($0) }
             return scanner
         }
@@ -355,7 +355,7 @@ public final class ManagedSession: @unchecked Sendable {
                     onAudio?(samples, position.seconds(position.base + generator.sampleCount))
                     liveOrigin = min(liveOrigin, wall - activities.limit)
                     // The spectrum rows too, in recording frames, as `scan` feeds them: a line at a
-                    // searched speed is checked in it (see Scanner's searched-speed check).
+                    // searched speed is checked in it (see RecordingScanner's searched-speed check).
                     let baseFrame = Int(position.baseFrame)
                     samples.withUnsafeBufferPointer { p in
                         generator.append(p, emit: { feed($0) }, spectrum: { frame, levels in

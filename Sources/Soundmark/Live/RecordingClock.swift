@@ -2,7 +2,7 @@ import Foundation
 
 /// Recording position of a live stream: which sample of the recording the current connection's
 /// first sample is (a reconnected source continues the recording after its gap), and the
-/// heartbeat that keeps a ``Scanner``'s clock running through silence and outages.
+/// heartbeat that keeps a ``RecordingScanner``'s clock running through silence and outages.
 public struct RecordingClock: Sendable {
     /// Heartbeats lag the decoded audio by this many seconds (2), so that real landmarks (decided
     /// about 1 s after their anchor) practically always arrive before a heartbeat that follows them.
@@ -35,7 +35,7 @@ public struct RecordingClock: Sendable {
         (samples + Int64(hop) - 1) / Int64(hop) * Int64(hop)
     }
 
-    /// The frame the scanner's clock may move to (``Scanner/advance(toFrame:)``) for recording
+    /// The frame the scanner's clock may move to (``RecordingScanner/advance(toFrame:)``) for recording
     /// sample `position`, when it moves the clock on; nil otherwise.
     ///
     /// The scanner closes its hop blocks (and so decides `ended`) as landmarks arrive; in

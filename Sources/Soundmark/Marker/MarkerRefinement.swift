@@ -34,7 +34,7 @@ public struct SegmentMarker: Equatable, Sendable {
 /// left as the fingerprint found it.
 public enum MarkerRefinement {
     /// - Parameters:
-    ///   - segments: the fingerprint's segments (``Scanner``), in time order.
+    ///   - segments: the fingerprint's segments (``RecordingScanner``), in time order.
     ///   - windows: per-window detections (``MarkerDetector/consume(_:)``), recording seconds.
     ///   - markers: payload per reference id (``Catalog/markers()``).
     ///   - index: the index the segments refer to (for the reference indices).

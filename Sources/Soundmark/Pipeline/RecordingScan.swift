@@ -4,9 +4,9 @@ import Foundation
 /// before it writes its report (``ScanReport``).
 ///
 /// Decoding (``MediaDecoder``) runs on a thread of its own, fingerprinting
-/// (``SignatureGenerator``, with the spectrogram rows a ``Scanner`` checks searched speeds
+/// (``SignatureGenerator``, with the spectrogram rows a ``RecordingScanner`` checks searched speeds
 /// in) on another, each up to 8 chunks of 1 s ahead of the next stage, and matching
-/// (``Scanner``) on the calling thread: three stages in a pipeline that see the same landmarks
+/// (``RecordingScanner``) on the calling thread: three stages in a pipeline that see the same landmarks
 /// in the same order as one thread would, so the result does not depend on it. Memory stays
 /// flat however long the recording is; the pages of a mapped index read during the scan leave
 /// the resident set when they exceed 24 MB (``PostingIndex/releaseResidentPages()``).
@@ -20,7 +20,7 @@ public struct RecordingScan {
     /// What a scan found in a recording.
     public struct Result {
         /// The plays found, by start (recording seconds on the media's playback time line,
-        /// see ``MediaDecoder``), as ``Scanner/finish(recordingDuration:)`` resolves them.
+        /// see ``MediaDecoder``), as ``RecordingScanner/finish(recordingDuration:)`` resolves them.
         public var segments: [Segment]
         /// Stretches of partial material (never plays; see ``PartialMaterial``).
         public var partial: [PartialMaterial]
@@ -77,7 +77,7 @@ public struct RecordingScan {
     /// - Throws: ``MediaDecodingError`` when decoding fails mid-stream.
     public func run(decoder: MediaDecoder, onSamples: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
                     onAudio: (([Float]) -> Void)? = nil) throws -> Result {
-        let scanner = Scanner(index: index, options: options)
+        let scanner = RecordingScanner(index: index, options: options)
         let generator = SignatureGenerator(configuration: index.configuration, role: .reference)
         // Decoding alone costs about what FFmpeg's own decode-only command does, so the scan's
         // wall time follows it when the other two stages keep up.

@@ -3,7 +3,7 @@ import Foundation
 /// A stretch of a recording that holds only part of a reference's content: one layer (a loop,
 /// a sample, a quoted theme) that the reference shares with the play the stretch belongs to.
 ///
-/// It is not an airing of the reference, so it is never a play: not in ``Scanner``'s segments,
+/// It is not an airing of the reference, so it is never a play: not in ``RecordingScanner``'s segments,
 /// a set-list, subtitles, the library or play counts. It is told apart from an *alternative*
 /// (the same recording catalogued twice, a marked and a plain copy, a shared intro: the whole
 /// content indistinguishable) from the references' own side: over the stretch, fewer than
@@ -11,7 +11,7 @@ import Foundation
 /// reference at the same recording time (``sharedSlots``), the share `catalog add` uses to
 /// call two files one recording. Its line is beyond chance (the play rule,
 /// ``PlayEvidence``), lies at least 60 % inside the play and gathers at most a quarter of the
-/// play's hits (``Scanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)``).
+/// play's hits (``RecordingScanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)``).
 ///
 /// Reported only inside a play of another reference: material a catalogued reference shares
 /// with music that is not catalogued is found as a segment of its own (see docs/play-rule.md,
@@ -23,7 +23,7 @@ public struct PartialMaterial: Equatable, Sendable {
     /// The reference of the play the stretch lies in.
     public var within: MediaItem
     /// Share (0…1) of `segment`'s reference's posting slots over the stretch that the play's
-    /// reference also holds at the same recording time (``Scanner/sameRecordingShare(_:_:hop:postings:)``):
+    /// reference also holds at the same recording time (``RecordingScanner/sameRecordingShare(_:_:hop:postings:)``):
     /// under ``Matcher/duplicateCoverage`` (0.8).
     public var sharedSlots: Double
 
@@ -44,7 +44,7 @@ extension PartialMaterial {
     public static let versionShare = 0.5
 
     /// Reference seconds within which two lines of one reference are one line: 0.5 (the most
-    /// that ``Scanner`` joins two parts of a play across).
+    /// that ``RecordingScanner`` joins two parts of a play across).
     public static let sameLineSeconds = 0.5
 
     /// `s` (a line over recording seconds `s.start…s.end`) over `from…to` only, and not before
@@ -71,7 +71,7 @@ extension PartialMaterial {
     /// partial material. A reference whose lines inside plays of one other reference share
     /// ``versionShare`` or more of their slots with it (``sharedSlots`` weighted by hits, over
     /// all of them) is a version of it and left out. Of the others, lines on one line
-    /// (``sameLineSeconds``) within ``Scanner/joinGap`` of each other are one stretch: from the
+    /// (``sameLineSeconds``) within ``RecordingScanner/joinGap`` of each other are one stretch: from the
     /// first start to the last end, reference times along its strongest line, its confidence and
     /// hits, ``sharedSlots`` the hits-weighted mean of theirs; of stretches that overlap
     /// (``overlapShare``), the one with the most hits. In recording order.
@@ -90,7 +90,7 @@ extension PartialMaterial {
         var groups: [[PartialMaterial]] = []
         for f in layers.sorted(by: { $0.segment.start < $1.segment.start }) {
             if let g = groups.lastIndex(where: { g in
-                pair(g[0]) == pair(f) && f.segment.start - (g.map(\.segment.end).max() ?? 0) < Scanner.joinGap
+                pair(g[0]) == pair(f) && f.segment.start - (g.map(\.segment.end).max() ?? 0) < RecordingScanner.joinGap
                     && abs(g[0].segment.referenceTime(at: f.segment.start) - f.segment.referenceStart) <= sameLineSeconds
             }) {
                 groups[g].append(f)
@@ -125,6 +125,6 @@ extension PartialMaterial {
     }
 
     /// Share of a stretch another stretch of the same reference in the same play's reference
-    /// must overlap to stand for it: 0.3 (as ``Scanner`` covers a weaker line of one reference).
+    /// must overlap to stand for it: 0.3 (as ``RecordingScanner`` covers a weaker line of one reference).
     public static let overlapShare = 0.3
 }

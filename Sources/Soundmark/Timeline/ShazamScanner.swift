@@ -2,7 +2,7 @@ import Foundation
 
 /// Scans a recording's Shazam-format peaks (a Shazam signature of the whole recording, or
 /// ``ShazamPeakGenerator``'s peaks of its audio) against references that carry Shazam peaks,
-/// and returns its set-list as ``Segment``s, as ``Scanner`` does with soundmark's fingerprint.
+/// and returns its set-list as ``Segment``s, as ``RecordingScanner`` does with soundmark's fingerprint.
 ///
 /// A window of ``windowSeconds`` is moved over the recording every ``hopSeconds`` and matched
 /// with ``ShazamMatcher``; a match says which reference and its *line* (reference time at

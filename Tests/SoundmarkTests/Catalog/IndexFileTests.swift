@@ -158,7 +158,7 @@ final class IndexFileTests: XCTestCase {
         let found = Matcher(index: damaged).match(try query("supertux-forest", at: 12))
         XCTAssertEqual(found.first.map { damaged.references[$0.referenceIndex].item.id }, "supertux-forest")
         XCTAssertEqual(found.first?.offsetFrames ?? 0, expected.first?.offsetFrames ?? -1, accuracy: 1)
-        let scanner = Scanner(index: damaged)
+        let scanner = RecordingScanner(index: damaged)
         scanner.consume(try query("supertux-forest", at: 12))
         XCTAssertEqual(scanner.finish().map(\.item.id), ["supertux-forest"])
     }

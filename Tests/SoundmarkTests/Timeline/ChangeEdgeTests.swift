@@ -21,7 +21,7 @@ final class ChangeEdgeTests: XCTestCase {
 
     /// Scans `samples` with the spectrum rows fed, as `scan` does.
     private func scan(_ samples: [Float], index: CatalogIndex) -> [Segment] {
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         samples.withUnsafeBufferPointer { p in
             g.append(p, emit: { scanner.consume($0) },

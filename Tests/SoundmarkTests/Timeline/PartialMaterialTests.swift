@@ -24,8 +24,8 @@ final class PartialMaterialTests: XCTestCase {
                         part(890, 940, from: 11, hits: 300, reference: 2)]
         let share: [Int: Double] = [1: 0.15, 2: 0.75]
         var sameRecording: (Segment, Segment) -> Double = { a, _ in a.referenceIndex == 1 && a.start > 900 ? 0.2 : share[a.referenceIndex] ?? 0 }
-        let resolved = Scanner.resolve(segments, threshold: 0.5, sameRecording: sameRecording)
-        XCTAssertEqual(resolved.plays, Scanner.resolveOverlaps(segments, threshold: 0.5, sameRecording: sameRecording))
+        let resolved = RecordingScanner.resolve(segments, threshold: 0.5, sameRecording: sameRecording)
+        XCTAssertEqual(resolved.plays, RecordingScanner.resolveOverlaps(segments, threshold: 0.5, sameRecording: sameRecording))
         XCTAssertEqual(resolved.plays.map(\.item.id), ["r0"])
         XCTAssertEqual(resolved.plays.first?.alternatives.count, 0)
         XCTAssertEqual(resolved.partial.count, 1)
@@ -43,7 +43,7 @@ final class PartialMaterialTests: XCTestCase {
 
         // The same recording over the stretch (a marked copy: every slot shared) is no partial material.
         sameRecording = { _, _ in 1 }
-        XCTAssertEqual(Scanner.resolve(segments, threshold: 0.5, sameRecording: sameRecording).partial.count, 0)
+        XCTAssertEqual(RecordingScanner.resolve(segments, threshold: 0.5, sameRecording: sameRecording).partial.count, 0)
     }
 
     /// A user's mix of two Warzone tracks that share a stem, track 22 (0–100 s) then track 9
@@ -56,7 +56,7 @@ final class PartialMaterialTests: XCTestCase {
         let segments = [part(0, 100, from: 140, hits: 3000, reference: 0), part(100.1, 140, from: 60, hits: 1500, reference: 1),
                         part(3.95, 121.08, from: -0.06, hits: 300, reference: 1), part(40, 60, from: 80, hits: 60, reference: 1),
                         part(102, 110, from: 30, hits: 30, reference: 0)]
-        let resolved = Scanner.resolve(segments, threshold: 0.5, sameRecording: { _, _ in 0.2 })
+        let resolved = RecordingScanner.resolve(segments, threshold: 0.5, sameRecording: { _, _ in 0.2 })
         XCTAssertEqual(resolved.plays.map(\.item.id), ["r0", "r1"])
         let p = resolved.partial
         XCTAssertEqual(p.map(\.segment.item.id), ["r1", "r0"])
@@ -83,7 +83,7 @@ final class PartialMaterialTests: XCTestCase {
     /// material is only what lies inside another reference's play.
     func testALineOutsideAnyPlayIsNotPartialMaterial() {
         let segments = [part(0, 60, from: 0, hits: 1000, reference: 0), part(70, 90, from: 5, hits: 60, reference: 1)]
-        let resolved = Scanner.resolve(segments, threshold: 0.5, sameRecording: { _, _ in 0.1 })
+        let resolved = RecordingScanner.resolve(segments, threshold: 0.5, sameRecording: { _, _ in 0.1 })
         XCTAssertEqual(resolved.plays.map(\.item.id), ["r0", "r1"])
         XCTAssertTrue(resolved.partial.isEmpty)
     }

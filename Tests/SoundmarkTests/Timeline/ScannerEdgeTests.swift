@@ -1,7 +1,7 @@
 import XCTest
 @testable import Soundmark
 
-/// Segment edges of ``Scanner`` on recordings assembled from the sample references, with the
+/// Segment edges of ``RecordingScanner`` on recordings assembled from the sample references, with the
 /// exact truth known from the assembly (8000 Hz mono, so one sample is 0.125 ms).
 final class ScannerEdgeTests: XCTestCase {
     private let rate = 8000
@@ -157,19 +157,19 @@ final class ScannerEdgeTests: XCTestCase {
         }
     }
 
-    /// ``Scanner/edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` on hit
+    /// ``RecordingScanner/edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` on hit
     /// frames: two lone positions 22 and 18 frames before a stretch hit every 2 frames (31 hits
     /// a second at 16 ms), their landmarks reaching the stretch's first hit. The plain test keeps
     /// them (first index 0); as straddlers they are skipped (index 2); where the stretch gathers
     /// fewer than the straddle rate (a hit every 8 frames, under noise) they are kept.
     func testStraddlingStraysAreSkippedOnlyWhereTheStretchIsDense() {
-        let chance = Scanner.chanceHitsPerSecond * 0.016, rate = Scanner.straddleHitsPerSecond * 0.016
+        let chance = RecordingScanner.chanceHitsPerSecond * 0.016, rate = RecordingScanner.straddleHitsPerSecond * 0.016
         for (step, expected) in [(Int32(2), 2), (Int32(8), 0)] {
             let stretch = (0..<(250 / Int(step))).map { Int32(622) + Int32($0) * step }
             let positions: [Int32] = [600, 604] + stretch
             let reach: [Int32] = [622, 640] + stretch.map { $0 + 20 }
-            XCTAssertEqual(Scanner.edge(positions, chanceRate: chance, horizon: 125), 0, "plain, step \(step)")
-            XCTAssertEqual(Scanner.edge(positions, chanceRate: chance, horizon: 125, reach: reach, span: 48, straddleRate: rate),
+            XCTAssertEqual(RecordingScanner.edge(positions, chanceRate: chance, horizon: 125), 0, "plain, step \(step)")
+            XCTAssertEqual(RecordingScanner.edge(positions, chanceRate: chance, horizon: 125, reach: reach, span: 48, straddleRate: rate),
                            expected, "step \(step)")
         }
     }
@@ -198,7 +198,7 @@ final class ScannerSpotTests: XCTestCase {
         let at = 12 * rate
         let gain = Float(rms(bed[at..<(at + spot.count)]) / rms(spot[...]) * pow(10, -db / 20))
         for (i, v) in spot.enumerated() { bed[at + i] += gain * v }
-        let scanner = Scanner(index: index, options: options)
+        let scanner = RecordingScanner(index: index, options: options)
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         g.append(bed)
         for l in g.signature().landmarks { scanner.consume(l) }
@@ -247,7 +247,7 @@ final class ScannerSilenceTests: XCTestCase {
         generator.append(programme)
         let signature = generator.signature()
         let index = CatalogIndex(configuration: Configuration(), items: [(MediaItem(id: "programme"), signature)])
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         for l in signature.landmarks { scanner.consume(l) }
         let duration = Double(programme.count) / Double(rate)
         let segments = scanner.finish(recordingDuration: Double(programme.count) / Double(rate))
@@ -283,7 +283,7 @@ final class ScannerVersionTests: XCTestCase {
                                  items: [(MediaItem(id: "a"), signature(versionA)), (MediaItem(id: "b"), signature(versionB))])
         let lead = Array(try TestSupport.referenceSamples("supertux-forest")[0..<(6 * rate)])
         let recording = lead + versionB
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         for l in signature(recording).landmarks { scanner.consume(l) }
         let segments = scanner.finish(recordingDuration: Double(recording.count) / Double(rate))
         XCTAssertEqual(segments.map(\.item.id), ["b"])
@@ -296,7 +296,7 @@ final class ScannerVersionTests: XCTestCase {
     }
 }
 
-/// Live events of ``Scanner``.
+/// Live events of ``RecordingScanner``.
 final class ScannerEventTests: XCTestCase {
     /// Issue example: one play of a reference is one activity: `started` once and `ended` once,
     /// not a second short activity of the same line from the window's last seconds.
@@ -339,7 +339,7 @@ final class ScannerSharedAudioEventTests: XCTestCase {
                 + [Float](repeating: 0, count: 8 * rate)
             var options = ScanOptions()
             options.keepsSegments = false
-            let scanner = Scanner(index: index, options: options)
+            let scanner = RecordingScanner(index: index, options: options)
             var events: [String] = []
             var alternatives: [String] = []
             scanner.onEvent = { e in
@@ -378,7 +378,7 @@ final class ScannerInterruptionTests: XCTestCase {
                 + Array(knolls[((20 + gap) * rate)..<(40 * rate)])
             let g = SignatureGenerator(configuration: index.configuration, role: .reference)
             g.append(recording)
-            let scanner = Scanner(index: index)
+            let scanner = RecordingScanner(index: index)
             for l in g.signature().landmarks { scanner.consume(l) }
             let segments = scanner.finish(recordingDuration: 40)
             XCTAssertEqual(segments.map(\.item.id), ["wesnoth-knolls", "wesnoth-knolls"], "gap \(gap) s")
@@ -419,7 +419,7 @@ final class ScannerMonitorAgreementTests: XCTestCase {
         }
     }
 
-    /// A play that starts at a splice and lasts more than ``Scanner/liveHorizon`` minus the
+    /// A play that starts at a splice and lasts more than ``RecordingScanner/liveHorizon`` minus the
     /// activity end delay after the play before it ended: the monitor keeps the start `scan`
     /// gives it. (In the public bench's mixes the monitor had forgotten the neighbour's segment
     /// there and five plays started 0.1–0.6 s later than scan's; these splices, with and

@@ -1,7 +1,7 @@
 import XCTest
 @testable import Soundmark
 
-/// ``Scanner`` keeps what a landmark finds in a reference's postings for the windows that
+/// ``RecordingScanner`` keeps what a landmark finds in a reference's postings for the windows that
 /// follow (consecutive windows share three quarters of their landmarks): the segments and
 /// events are those of looking every landmark up again in each window.
 final class ScannerLookupTests: XCTestCase {
@@ -16,7 +16,7 @@ final class ScannerLookupTests: XCTestCase {
     /// whether the scanner still kept lookups at the end.
     private func scan(_ samples: [Float], index: CatalogIndex, reusing: Bool,
                       reorder: Bool = false) -> (segments: [Segment], events: [ScanEvent], kept: Bool) {
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         scanner.reusesLookups = reusing
         var events: [ScanEvent] = []
         scanner.onEvent = { events.append($0) }

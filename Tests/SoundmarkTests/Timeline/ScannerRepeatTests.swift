@@ -3,7 +3,7 @@ import XCTest
 @testable import Soundmark
 
 /// Issue 10 (matching in the hard cases): which copy of a passage a reference repeats
-/// ``Scanner`` puts a play on, clean and under noise, in `scan` and on the monitor's path, and
+/// ``RecordingScanner`` puts a play on, clean and under noise, in `scan` and on the monitor's path, and
 /// plays of material two references share. Recordings are assembled from the sample
 /// references at 8000 Hz mono, so the truth is exact.
 final class ScannerRepeatTests: XCTestCase {
@@ -173,7 +173,7 @@ final class ScannerRepeatTests: XCTestCase {
     /// overlapping its end), which the joined play then covers.
     func testPartsOfOneLineJoinAcrossAnotherCopysSegment() {
         for other in [part(44, 47, from: 108, hits: 40), part(43, 56, from: 131, hits: 90)] {
-            let segments = Scanner.resolveOverlaps([part(34.5, 45.5, from: 97.25, hits: 300), other,
+            let segments = RecordingScanner.resolveOverlaps([part(34.5, 45.5, from: 97.25, hits: 300), other,
                                                     part(45.5, 55.4, from: 108.25, hits: 250)], threshold: 0.5)
             XCTAssertEqual(segments.count, 1, "\(other.start)-\(other.end)")
             guard let s = segments.first else { continue }
@@ -183,7 +183,7 @@ final class ScannerRepeatTests: XCTestCase {
             XCTAssertEqual(s.hits, 550)
         }
         // Parts of another line (1 s off) stay apart, as after a skip in the recording.
-        let skipped = Scanner.resolveOverlaps([part(34.5, 45.5, from: 97.25, hits: 300),
+        let skipped = RecordingScanner.resolveOverlaps([part(34.5, 45.5, from: 97.25, hits: 300),
                                                part(45.5, 55.4, from: 109.25, hits: 250)], threshold: 0.5)
         XCTAssertEqual(skipped.map(\.referenceStart), [97.25, 109.25])
     }
@@ -197,7 +197,7 @@ final class ScannerRepeatTests: XCTestCase {
                            referenceEnd: 40.0, frequencySkew: 0, timeScale: 0.9, confidence: 1, hits: 1359)
         let inside = Segment(referenceIndex: 0, item: MediaItem(id: "r0"), start: 0.88, end: 16.94, referenceStart: 0.76,
                              referenceEnd: 16.57, frequencySkew: 0, timeScale: 0.9, confidence: 0, hits: 78)
-        let segments = Scanner.resolveOverlaps([play, inside], threshold: 0.5)
+        let segments = RecordingScanner.resolveOverlaps([play, inside], threshold: 0.5)
         XCTAssertEqual(segments.count, 1)
         XCTAssertEqual(segments.first?.start, 0.32)
         XCTAssertEqual(segments.first?.end, 44.44)
@@ -216,14 +216,14 @@ final class ScannerRepeatTests: XCTestCase {
     /// partial material either; sharing less, it is partial material.
     func testANearDuplicateIsNeitherAnAlternativeNorAPlay() {
         let aired = part(10, 30, from: 0, hits: 900, reference: 0), other = part(10, 30, from: 0, hits: 600, reference: 1)
-        let same = Scanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.85 })
+        let same = RecordingScanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.85 })
         XCTAssertEqual(same.plays.map(\.item.id), ["r0"])
         XCTAssertEqual(same.plays.first?.alternatives.map(\.item.id), ["r1"])
-        let near = Scanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.85 }, nearDuplicate: { _, _ in true })
+        let near = RecordingScanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.85 }, nearDuplicate: { _, _ in true })
         XCTAssertEqual(near.plays.map(\.item.id), ["r0"])
         XCTAssertEqual(near.plays.first?.alternatives.count, 0)
         XCTAssertEqual(near.partial.count, 0)
-        let layer = Scanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.3 }, nearDuplicate: { _, _ in true })
+        let layer = RecordingScanner.resolve([aired, other], threshold: 0.5, sameRecording: { _, _ in 0.3 }, nearDuplicate: { _, _ in true })
         XCTAssertEqual(layer.plays.map(\.item.id), ["r0"])
         XCTAssertEqual(layer.plays.first?.alternatives.count, 0)
         XCTAssertEqual(layer.partial.map(\.segment.item.id), ["r1"])
@@ -238,7 +238,7 @@ final class ScannerRepeatTests: XCTestCase {
     func testThreeCopiesOfOneRecordingAreOneEntryWithTwoAlternatives() {
         let copies = [part(20, 40, from: 0, hits: 2000, reference: 1), part(20, 40, from: 0, hits: 3000, reference: 0),
                       part(20, 40, from: 0, hits: 1000, reference: 2)]
-        let segments = Scanner.resolveOverlaps(copies, threshold: 0.5, sameRecording: { _, _ in 1 })
+        let segments = RecordingScanner.resolveOverlaps(copies, threshold: 0.5, sameRecording: { _, _ in 1 })
         XCTAssertEqual(segments.map(\.item.id), ["r0"])
         XCTAssertEqual(segments.first?.alternatives.map(\.item.id).sorted(), ["r1", "r2"])
         XCTAssertEqual(segments.first?.alternatives.map(\.start), [20, 20])
@@ -252,12 +252,12 @@ final class ScannerRepeatTests: XCTestCase {
     /// bit-exact copies over the same stretch (A at 0 and 24 s of A B A C, played as A A C) the
     /// one earlier in the reference is kept.
     func testOnlyAKeptSegmentCoversAnother() {
-        let repeats = Scanner.resolveOverlaps([part(18, 44, from: 12, hits: 520), part(26, 44, from: 20, hits: 360),
+        let repeats = RecordingScanner.resolveOverlaps([part(18, 44, from: 12, hits: 520), part(26, 44, from: 20, hits: 360),
                                                part(10, 26, from: 12, hits: 320), part(10, 18, from: 20, hits: 160)],
                                               threshold: 0.5)
         XCTAssertEqual(repeats.map(\.start), [10, 18])
         XCTAssertEqual(repeats.map(\.referenceStart), [20, 12])
-        let copies = Scanner.resolveOverlaps([part(10, 22, from: 24, hits: 240), part(22, 46, from: 24, hits: 480),
+        let copies = RecordingScanner.resolveOverlaps([part(10, 22, from: 24, hits: 240), part(22, 46, from: 24, hits: 480),
                                               part(10, 22, from: 0, hits: 240)], threshold: 0.5)
         XCTAssertEqual(copies.map(\.start), [10, 22])
         XCTAssertEqual(copies.map(\.referenceStart), [0, 24])
@@ -272,7 +272,7 @@ final class ScannerRepeatTests: XCTestCase {
         a.changeEnd = 9.81
         var b = part(10, 34, from: 0, hits: 900, reference: 1)
         b.startsFromHits = true
-        let segments = Scanner.resolveOverlaps([a, b], threshold: 0.5)
+        let segments = RecordingScanner.resolveOverlaps([a, b], threshold: 0.5)
         XCTAssertEqual(segments.map(\.end), [9.81, 34])
         XCTAssertEqual(segments.map(\.start), [0, 10])
         XCTAssertEqual(segments.map(\.referenceStart), [20, 0])

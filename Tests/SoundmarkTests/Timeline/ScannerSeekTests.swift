@@ -45,7 +45,7 @@ final class ScannerSeekTests: XCTestCase {
         for seek in [-0.5, -0.3, 0.3, 0.5, 1] { try check(seek: seek) }
     }
 
-    /// ``Scanner/afterDominated(_:by:)``: the new line's hits before the last stretch another
+    /// ``RecordingScanner/afterDominated(_:by:)``: the new line's hits before the last stretch another
     /// line has three times as many hits in are not its own; none when no stretch is dominated.
     func testAfterDominated() {
         let other: [Int32] = (0..<60).map { Int32($0 * 4) }     // 0 ..< 240, 4 hits a 16-frame stretch
@@ -53,22 +53,22 @@ final class ScannerSeekTests: XCTestCase {
         let after: [Int32] = (0..<60).map { Int32(240 + $0 * 2) }
         let mine = sparse + after
         // Stretches from frame 0 hold 1 of mine and 4 of theirs: under the minimum of 6, not dominated.
-        XCTAssertEqual(Scanner.afterDominated(mine, by: other), 0)
+        XCTAssertEqual(RecordingScanner.afterDominated(mine, by: other), 0)
         let dense: [Int32] = (0..<240).map { Int32($0) }               // 16 a stretch up to frame 240
-        let cut = Scanner.afterDominated(mine, by: dense)
+        let cut = RecordingScanner.afterDominated(mine, by: dense)
         XCTAssertEqual(mine[cut], 240)
-        XCTAssertEqual(Scanner.afterDominated(dense, by: dense), 0)
+        XCTAssertEqual(RecordingScanner.afterDominated(dense, by: dense), 0)
     }
 
-    /// ``Scanner/dominatedEnd(_:by:)``: the end of a line that a later one dominates (a pause
+    /// ``RecordingScanner/dominatedEnd(_:by:)``: the end of a line that a later one dominates (a pause
     /// of few hits between passed), none when the line's own hits stand at its end.
     func testDominatedEnd() {
         let dense: [Int32] = (0..<240).map { Int32($0) }
         let sparse: [Int32] = (0..<10).map { Int32(300 + $0 * 8) }
         let mine = dense + sparse                                  // dense to 240, sparse to 372
         let later: [Int32] = (0..<200).map { Int32(290 + $0) }
-        XCTAssertEqual(Scanner.dominatedEnd(mine, by: later).map { $0 <= 300 && $0 > 240 }, true)
+        XCTAssertEqual(RecordingScanner.dominatedEnd(mine, by: later).map { $0 <= 300 && $0 > 240 }, true)
         let early: [Int32] = (0..<50).map { Int32($0) }
-        XCTAssertNil(Scanner.dominatedEnd(mine, by: early))
+        XCTAssertNil(RecordingScanner.dominatedEnd(mine, by: early))
     }
 }

@@ -1,7 +1,7 @@
 import XCTest
 @testable import Soundmark
 
-/// ``Scanner`` on recordings whose speed, tempo or pitch differ from the reference's, made with
+/// ``RecordingScanner`` on recordings whose speed, tempo or pitch differ from the reference's, made with
 /// sox from a sample reference, and on recording times past 2^24 frames.
 final class ScannerTimeScaleTests: XCTestCase {
     private let rate = 8000
@@ -14,7 +14,7 @@ final class ScannerTimeScaleTests: XCTestCase {
     }
 
     private func scan(_ samples: [Float], index: CatalogIndex, frameOffset: Int32 = 0) -> [Segment] {
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         func feed(_ l: Landmark) {
             var l = l

@@ -12,7 +12,7 @@ final class SpectrumEdgeTests: XCTestCase {
 
     /// Scans `samples`, feeding the spectrum rows when `spectrum`.
     private func scan(_ samples: [Float], index: CatalogIndex, spectrum: Bool = true) -> [Segment] {
-        let scanner = Scanner(index: index)
+        let scanner = RecordingScanner(index: index)
         let g = SignatureGenerator(configuration: index.configuration, role: .reference)
         samples.withUnsafeBufferPointer { p in
             g.append(p, emit: { scanner.consume($0) },

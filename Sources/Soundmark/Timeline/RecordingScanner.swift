@@ -18,7 +18,7 @@ public struct Segment: Equatable, Sendable {
     public var frequencySkew: Double
     /// Reference seconds per recording second (1 + skew for a pitched record).
     public var timeScale: Double
-    /// 0…1, see ``Scanner/confidence(hits:duration:)``.
+    /// 0…1, see ``RecordingScanner/confidence(hits:duration:)``.
     public var confidence: Double
     /// Landmarks of the recording that agree with this segment's alignment.
     public var hits: Int
@@ -33,13 +33,13 @@ public struct Segment: Equatable, Sendable {
     /// Where (recording seconds) the spectrum changes from this play to the next one's audio,
     /// when the next play starts from hits within ``ChangeEdge/spliceOverlap`` of this one's end
     /// (``ChangeEdge/end(ring:edge:hop:window:)``); the end at a butt splice
-    /// (``Scanner/boundary(_:_:)``).
+    /// (``RecordingScanner/boundary(_:_:)``).
     var changeEnd: Double?
     /// Whether `start` comes from hits (and single peaks) alone: not at an onset after digital
     /// silence, a change of the spectrum or a move outwards by it.
     var startsFromHits = false
     /// The highest confidence the recording's spectrum allows: that of a line at a searched
-    /// speed whose reference peaks do not stand out (see `Scanner.checkSearchedSpeed(_:at:)`), else 1.
+    /// speed whose reference peaks do not stand out (see `RecordingScanner.checkSearchedSpeed(_:at:)`), else 1.
     /// Parts of one line joined keep the highest of theirs.
     var spectralCap = 1.0
 
@@ -58,20 +58,20 @@ public struct Segment: Equatable, Sendable {
 
 /// What a scanner reports while it runs (for live monitoring).
 public enum ScanEvent: Equatable, Sendable {
-    /// A play of `scan`'s decision over the audio so far (``Scanner/finish(recordingDuration:)``'s
-    /// rule), held for ``Scanner/settleSeconds``: the first answer. `id` is unique per play
+    /// A play of `scan`'s decision over the audio so far (``RecordingScanner/finish(recordingDuration:)``'s
+    /// rule), held for ``RecordingScanner/settleSeconds``: the first answer. `id` is unique per play
     /// within the scan (1, 2, …).
     case started(id: Int, segment: Segment)
     /// New information about an announced play: its alignment (offset or speed) moved by more
     /// than 50 ms or 0.2 %, or another reference now explains its audio (the decision moved the
     /// play to it: the segment carries that reference).
     case refined(id: Int, segment: Segment)
-    /// The play is over: no later part can join it any more (``Scanner/joinGap`` plus a window
+    /// The play is over: no later part can join it any more (``RecordingScanner/joinGap`` plus a window
     /// and a hop after its end), or the recording ended. Its segment is the one `scan` gives.
     case ended(id: Int, segment: Segment)
 }
 
-/// Options of ``Scanner``.
+/// Options of ``RecordingScanner``.
 public struct ScanOptions: Sendable {
     /// Speed candidates (pitch and tempo together), in ascending order of speed and one step
     /// apart (neighbouring indices are compared), at most 64 (vote keys hold the index in 6
@@ -86,7 +86,7 @@ public struct ScanOptions: Sendable {
     /// A window must align at least this many landmarks with a reference to report it.
     /// Default 8: a spot mixed 10 dB under speech gathers about 10 per window; chance lines of a
     /// non-catalog stretch stay under it, and a segment must still reach
-    /// ``Scanner/confidence(hits:duration:)`` ≥ ``threshold``.
+    /// ``RecordingScanner/confidence(hits:duration:)`` ≥ ``threshold``.
     public var minWindowHits: Int = 8
     /// A segment is closed when no window has extended it for this long, seconds. Default 4.
     public var closeAfterSeconds: Double = 4
@@ -117,7 +117,7 @@ public struct ScanOptions: Sendable {
     /// of its differences the other way.
     public var deltaTolerance: Int = 1
 
-    /// Keep every decided segment for ``Scanner/finish()``. Default `true`; a live monitor that
+    /// Keep every decided segment for ``RecordingScanner/finish()``. Default `true`; a live monitor that
     /// only needs ``ScanEvent``s sets `false`, so memory does not grow with the stream's length.
     public var keepsSegments: Bool = true
 
@@ -140,11 +140,13 @@ public struct ScanOptions: Sendable {
 /// twice, a seek or an edit start new segments. When segments overlap (a crossfade) the
 /// boundary is put at the middle of the overlap; at a butt splice, where the recording's
 /// spectrum changes from one play to the next (``ChangeEdge``, ``boundary(_:_:)``).
-public final class Scanner {
+public final class RecordingScanner {
     /// The catalog snapshot.
     public let index: CatalogIndex
     /// The options in force.
     public let options: ScanOptions
+    /// The tuned values of the edge and line decisions in force (default ``ScanTuning/init()``).
+    public let tuning: ScanTuning
     private let hasher: LandmarkHasher
     private let hop: Double
     private let hopFrames: Int
@@ -152,9 +154,8 @@ public final class Scanner {
     private var window: [LandmarkHasher.Prepared] = []
     /// Landmarks of the last ``historyFrames`` frames (a superset of `window`): a line found in a
     /// window is traced back through them, so a weak stretch that took a whole window to reach
-    /// ``ScanOptions/minWindowHits`` still starts where its first hit is. It reaches 20 s before
-    /// the window (26 s with the default 6 s window): under pink noise at 0 dB SNR a play can
-    /// take 15 s to give a window enough hits.
+    /// ``ScanOptions/minWindowHits`` still starts where its first hit is. It reaches
+    /// ``ScanTuning/historySeconds`` (20 s) before the window (26 s with the default 6 s window).
     private var history: [LandmarkHasher.Prepared] = []
     private let historyFrames: Int
     /// Landmarks appended to ``window`` and ``history`` so far; the sequence number of
@@ -176,7 +177,7 @@ public final class Scanner {
     /// Frame just past the last landmark or clock advance seen: the recording's end so far.
     private var clockFrame = 0
     /// Ring of the recording's landmark counts per 16 frames (see ``landmarkCount(at:)``).
-    private var landmarkBins = [Int32](repeating: 0, count: Scanner.landmarkBinCount)
+    private var landmarkBins = [Int32](repeating: 0, count: RecordingScanner.landmarkBinCount)
     private var latestLandmarkBin = 0
     /// ``referenceFrames(_:)`` of the references that had segments.
     private var referenceFrameCache: [Int: [UInt32]] = [:]
@@ -219,19 +220,20 @@ public final class Scanner {
     /// were decided and an `ended` always follows its `started`.
     public var onEvent: ((ScanEvent) -> Void)?
 
-    /// Creates a scanner over `index`. Traps when `options.candidates` holds more than 64 speeds
-    /// or the catalog more than 2^20 references.
-    public init(index: CatalogIndex, options: ScanOptions = ScanOptions()) {
+    /// Creates a scanner over `index` with `options` and `tuning`. Traps when
+    /// `options.candidates` holds more than 64 speeds or the catalog more than 2^20 references.
+    public init(index: CatalogIndex, options: ScanOptions = ScanOptions(), tuning: ScanTuning = ScanTuning()) {
         precondition(options.candidates.count <= 64, "ScanOptions.candidates holds at most 64 speeds")
         precondition(index.references.count <= 1 << 20, "a scanner handles at most 2^20 references")
         self.index = index
         self.options = options
+        self.tuning = tuning
         hasher = LandmarkHasher(configuration: index.configuration)
         hop = index.configuration.hopDuration
         hopFrames = max(1, Int((options.hopSeconds / hop).rounded()))
         blocksPerWindow = max(1, Int((options.windowSeconds / options.hopSeconds).rounded()))
         nextBlockEnd = hopFrames
-        historyFrames = Int(((options.windowSeconds + 20) / hop).rounded())
+        historyFrames = Int(((options.windowSeconds + tuning.historySeconds) / hop).rounded())
         // One hop's votes: a few thousand keys on the benchmark's mixes (the table grows when a
         // hop holds more). 2^14 slots stay in the processor's cache where 2^16 (768 KB) did not;
         // the keys drain in the order they were first voted for, whatever the capacity.
@@ -258,12 +260,12 @@ public final class Scanner {
     public func consume(_ l: Landmark) {
         while Int(l.anchorFrame) >= nextBlockEnd { closeBlock() }
         clockFrame = max(clockFrame, Int(l.anchorFrame) + Int(l.deltaFrames) + 1)
-        let bin = Int(l.anchorFrame) / Scanner.landmarkBinFrames
+        let bin = Int(l.anchorFrame) / RecordingScanner.landmarkBinFrames
         while latestLandmarkBin < bin {
             latestLandmarkBin += 1
-            landmarkBins[latestLandmarkBin % Scanner.landmarkBinCount] = 0
+            landmarkBins[latestLandmarkBin % RecordingScanner.landmarkBinCount] = 0
         }
-        if bin > latestLandmarkBin - Scanner.landmarkBinCount { landmarkBins[bin % Scanner.landmarkBinCount] += 1 }
+        if bin > latestLandmarkBin - RecordingScanner.landmarkBinCount { landmarkBins[bin % RecordingScanner.landmarkBinCount] += 1 }
         guard let p = hasher.prepare(l) else { return }
         window.append(p)
         history.append(p)
@@ -320,7 +322,7 @@ public final class Scanner {
     private static let candidateShift: UInt64 = 52, referenceShift: UInt64 = 32, offsetBias = 1 << 33
 
     private func key(ref: UInt64, candidate: Int, offsetBin: Int) -> UInt64 {
-        1 << 63 | UInt64(candidate) << Scanner.candidateShift | ref << Scanner.referenceShift | UInt64(offsetBin)
+        1 << 63 | UInt64(candidate) << RecordingScanner.candidateShift | ref << RecordingScanner.referenceShift | UInt64(offsetBin)
     }
 
     /// The offset (reference frame − scaled recording frame) at the middle of offset bin
@@ -329,8 +331,8 @@ public final class Scanner {
 
     /// The parts of a window vote key made by ``key(ref:candidate:offsetBin:)``.
     private func decodeKey(_ k: UInt64) -> (candidate: Int, ref: UInt64, offsetBin: Int) {
-        (Int((k >> Scanner.candidateShift) & 0x3F), (k >> Scanner.referenceShift) & 0xFFFFF,
-         Int(k & ((1 << Scanner.referenceShift) - 1)))
+        (Int((k >> RecordingScanner.candidateShift) & 0x3F), (k >> RecordingScanner.referenceShift) & 0xFFFFF,
+         Int(k & ((1 << RecordingScanner.referenceShift) - 1)))
     }
 
     private func vote(_ l: LandmarkHasher.Prepared) {
@@ -364,7 +366,7 @@ public final class Scanner {
                 let q = Int((Double(l.anchorFrame) * options.candidates[ci].timeScale).rounded())
                 postings.withPostings(lo..<hi) { entries in
                     for entry in entries {
-                        let off = PostingIndex.frame(of: entry) - q + Scanner.offsetBias
+                        let off = PostingIndex.frame(of: entry) - q + RecordingScanner.offsetBias
                         let ref = PostingIndex.reference(of: entry)
                         // (A posting of no reference can only come from a damaged index file.)
                         guard off >= 0, ref < referenceCount else { continue }
@@ -380,9 +382,9 @@ public final class Scanner {
         if blockVotes.count > blocksPerWindow { blockVotes.removeFirst() }
         let windowEnd = nextBlockEnd
         let windowStart = windowEnd - blocksPerWindow * hopFrames
-        windowFirst += Scanner.removeLandmarks(before: windowStart, from: &window, inOrder: &runCaches)
+        windowFirst += RecordingScanner.removeLandmarks(before: windowStart, from: &window, inOrder: &runCaches)
         if let first = history.first, Int(first.anchorFrame) < windowEnd - historyFrames - hopFrames {
-            historyFirst += Scanner.removeLandmarks(before: windowEnd - historyFrames, from: &history, inOrder: &runCaches)
+            historyFirst += RecordingScanner.removeLandmarks(before: windowEnd - historyFrames, from: &history, inOrder: &runCaches)
         }
         // Caches of references no window looked up since the last one are dropped.
         if runCaches != nil { runCaches = runCaches!.filter { $0.value.lastUsed >= windowEnd - hopFrames } }
@@ -459,7 +461,7 @@ public final class Scanner {
             let referenceFrame = s.referenceFrame(at: windowMid)
             let offset = Int((referenceFrame - slope * Double(windowMid)).rounded())
             var own = exactHits(ref: s.ref, candidate: s.candidate, around: offset, slope: slope)
-            if s.recounts < Scanner.youngLineWindows {
+            if s.recounts < RecordingScanner.youngLineWindows {
                 open[k].recounts += 1
                 for ci in [s.candidate - 1, s.candidate + 1] where options.candidates.indices.contains(ci) {
                     let hits = exactHits(ref: s.ref, candidate: ci, around: offset, slope: slope)
@@ -478,7 +480,8 @@ public final class Scanner {
         }
         // Best (candidate, offset bin) per reference, counting neighbouring offset bins, among
         // the votes no open line explains already. An open line explains a vote when it lies at
-        // the vote's alignment (its reference frame at the window's middle within 0.4 s, as
+        // the vote's alignment (its reference frame at the window's middle within
+        // ``ScanTuning/lineToleranceSeconds``, 0.4 s, as
         // ``attach(ref:candidate:hits:slope:)`` joins hits to a line) and has at least as many
         // hits as the vote stands for. A passage the reference repeats matches both copies with
         // the same votes: the copy found first must not keep the other from opening where it
@@ -495,16 +498,17 @@ public final class Scanner {
             if let b = best[ref], b.count > total || (b.count == total && b.key < k) { continue }
             var far = true
             if let explaining = lines[Int(ref)] {
-                let voted = Double(Scanner.binCentre(offsetBin)) + options.candidates[coarse].timeScale * Double(windowMid)
+                let voted = Double(RecordingScanner.binCentre(offsetBin)) + options.candidates[coarse].timeScale * Double(windowMid)
                 if explaining.contains(where: {
-                    abs($0.referenceFrame - voted) <= 0.4 / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
+                    abs($0.referenceFrame - voted) <= tuning.lineToleranceSeconds / hop && $0.hits >= Int(total) * max(1, options.voteSubsample)
                 }) { continue }
-                far = explaining.allSatisfy { abs($0.referenceFrame - voted) > 2 / hop }
+                far = explaining.allSatisfy { abs($0.referenceFrame - voted) > tuning.copySeparationSeconds / hop }
             }
             best[ref] = (k, total, far)
         }
         // A vote below the reference's best is looked at only as another copy: at least half as
-        // strong, and more than 2 s from every open line of the reference (nearer, it is the
+        // strong, and more than 2 s (``ScanTuning/copySeparationSeconds``) from every open line
+        // of the reference (nearer, it is the
         // open line's own smear over the coarse speeds and offset bins, and opening it split a
         // play of a mix in two).
         best = best.filter { ref, b in b.count >= top[ref]! || (b.far && 2 * b.count >= top[ref]!) }
@@ -518,7 +522,7 @@ public final class Scanner {
             for ci in max(0, coarse - 1)...min(options.candidates.count - 1, coarse + 1) {
                 let scale = options.candidates[ci].timeScale
                 let shift = (scale - options.candidates[coarse].timeScale) * Double(windowMid)
-                let around = Scanner.binCentre(offsetBin) - Int(shift.rounded())
+                let around = RecordingScanner.binCentre(offsetBin) - Int(shift.rounded())
                 let hits = exactHits(ref: Int(ref), candidate: ci, around: around)
                 if hits.count > bestHits.count { bestHits = hits; bestCandidate = ci; bestSlope = nil }
                 if abs(scale - 1) > 0.005 {
@@ -671,7 +675,7 @@ public final class Scanner {
         var frames: [UInt32] = []
         /// Frames dropped from the front of ``frames`` with the landmarks that left the history.
         var dropped = 0
-        /// ``Scanner/nextBlockEnd`` when last used.
+        /// ``RecordingScanner/nextBlockEnd`` when last used.
         var lastUsed = 0
 
         init(firstSeq: Int) { self.firstSeq = firstSeq }
@@ -729,7 +733,7 @@ public final class Scanner {
         /// (see ``SpectrumEdge``), and whether that has been decided.
         var spectrumStart: Double?
         var spectrumStartDecided = false
-        /// The start from hits (``Scanner/startFrame(_:)``) that ``spectrumStart`` was decided
+        /// The start from hits (``RecordingScanner/startFrame(_:)``) that ``spectrumStart`` was decided
         /// from: a start from hits that moves is decided again.
         var spectrumStartEdge: Int?
         /// The end (recording frame, fractional, where the audio ends) moved later by the
@@ -750,7 +754,7 @@ public final class Scanner {
         /// hits (see ``silenceEnd(_:)``), set at close.
         var endAtSilence: Double?
         /// The spectral score (``SpectralCheck``) of a line at a searched speed, when it is under
-        /// ``Scanner/searchedSpeedLineScore`` (see ``checkSearchedSpeed(_:at:)``), and the window end
+        /// ``RecordingScanner/searchedSpeedLineScore`` (see ``checkSearchedSpeed(_:at:)``), and the window end
         /// it was read at.
         var spectralVeto: Double?
         var spectralCheckedAt: Int?
@@ -765,9 +769,9 @@ public final class Scanner {
             let headEnd = head.last?.x ?? .min
             return (head.map(\.x) + tail.lazy.map(\.x).filter { $0 > headEnd }).sorted()
         }
-        /// The earliest hits (at most ``Scanner/edgeHits``), in recording order: the start edge.
+        /// The earliest hits (at most ``RecordingScanner/edgeHits``), in recording order: the start edge.
         var head: [Hit] = []
-        /// The latest hits (at most twice ``Scanner/edgeHits``), in recording order: the end edge.
+        /// The latest hits (at most twice ``RecordingScanner/edgeHits``), in recording order: the end edge.
         var tail: [Hit] = []
         // Least-squares sums of reference frame against recording frame.
         var n = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
@@ -787,9 +791,9 @@ public final class Scanner {
         }
 
         mutating func add(_ h: Hit) {
-            if head.count < Scanner.edgeHits { head.append(h) }
+            if head.count < RecordingScanner.edgeHits { head.append(h) }
             tail.append(h)
-            if tail.count > 2 * Scanner.edgeHits { tail.removeFirst(tail.count - Scanner.edgeHits) }
+            if tail.count > 2 * RecordingScanner.edgeHits { tail.removeFirst(tail.count - RecordingScanner.edgeHits) }
             let dx = Double(h.x) - x0, y = Double(h.y)
             n += 1; sx += dx; sy += y; sxx += dx * dx; sxy += dx * y
         }
@@ -803,18 +807,18 @@ public final class Scanner {
         }
 
         /// (slope, reference frame at recording frame x0): the fitted slope within
-        /// ``Scanner/offSpeedSlope`` of the speed candidate's time scale, else the time scale.
+        /// ``RecordingScanner/offSpeedSlope`` of the speed candidate's time scale, else the time scale.
         var line: (slope: Double, intercept: Double) {
-            if let slope = fittedSlope, abs(slope - timeScale) < Scanner.offSpeedSlope { return (slope, (sy - slope * sx) / n) }
+            if let slope = fittedSlope, abs(slope - timeScale) < RecordingScanner.offSpeedSlope { return (slope, (sy - slope * sx) / n) }
             return (timeScale, (sy - timeScale * sx) / max(n, 1))
         }
 
         /// Whether the hits run at a speed the line cannot follow: their ``fittedSlope`` lies
-        /// ``Scanner/offSpeedSlope`` or more from the speed candidate's time scale. The line then
+        /// ``RecordingScanner/offSpeedSlope`` or more from the speed candidate's time scale. The line then
         /// keeps the candidate's slope and its intercept walks with the hits, so every time it
         /// maps is off by up to the drift over half its length (speech re-timed 10 %, just past
         /// the speed search, gave plays at speed 1 mapped 0.5 s off at both ends).
-        var offSpeed: Bool { fittedSlope.map { abs($0 - timeScale) >= Scanner.offSpeedSlope } ?? false }
+        var offSpeed: Bool { fittedSlope.map { abs($0 - timeScale) >= RecordingScanner.offSpeedSlope } ?? false }
 
         /// Distance in frames of a hit from the line.
         func residual(_ h: Hit) -> Double {
@@ -847,13 +851,13 @@ public final class Scanner {
         guard good.count >= options.minWindowHits else { return }
         let mid = good.map { Int($0.x) }.reduce(0, +) / good.count
         let refAtMid = median + scale * Double(mid)
-        let tolerance = 0.4 / hop
+        let tolerance = tuning.lineToleranceSeconds / hop
         // A line heard clearly on both sides is followed within ``clearLineTolerance`` only: a
         // seek or a pause of 0.25-0.4 s inside one play is a new line, not a bend of the old one
         // (fitted through both, a 0.3 s pause came out as one play at speed 0.986 starting 3.6 s late).
-        let clear = Double(good.count) >= Scanner.straddleHitsPerSecond * options.windowSeconds
+        let clear = Double(good.count) >= RecordingScanner.straddleHitsPerSecond * options.windowSeconds
         func follows(_ s: OpenSegment) -> Bool {
-            let limit = clear && s.hits >= Scanner.clearLineHits ? Scanner.clearLineTolerance / hop : tolerance
+            let limit = clear && s.hits >= RecordingScanner.clearLineHits ? RecordingScanner.clearLineTolerance / hop : tolerance
             return abs(s.referenceFrame(at: mid) - refAtMid) <= limit
         }
         if let i = open.firstIndex(where: { s in
@@ -877,7 +881,7 @@ public final class Scanner {
                 .filter { abs(Double($0.y) - scale * Double($0.x) - median) <= 2.5 }
                 .sorted { ($0.x, $0.end) < ($1.x, $1.end) }
             let maxGap = Int32(options.closeAfterSeconds / hop), firstGood = good[0].x
-            if Double(good.count) >= Scanner.straddleHitsPerSecond * options.windowSeconds,
+            if Double(good.count) >= RecordingScanner.straddleHitsPerSecond * options.windowSeconds,
                let g = traced.indices.dropLast().last(where: { traced[$0 + 1].x <= firstGood && traced[$0 + 1].x - traced[$0].x > maxGap }) {
                 traced.removeFirst(g + 1)
             }
@@ -894,7 +898,7 @@ public final class Scanner {
             // starts after the last stretch the other line dominates.
             let rivals = (open + recentlyClosed).filter { $0.ref == ref && !follows($0) }
             if !rivals.isEmpty {
-                let cut = rivals.map { Scanner.afterDominated(all.map(\.x), by: $0.hitFrames) }.max() ?? 0
+                let cut = rivals.map { RecordingScanner.afterDominated(all.map(\.x), by: $0.hitFrames) }.max() ?? 0
                 if cut > 0 {
                     all.removeFirst(cut)
                     guard all.count >= options.minWindowHits else { return }
@@ -910,8 +914,8 @@ public final class Scanner {
 
     /// Seconds within which a window's line continues an open one when both are heard clearly
     /// (the window with ``straddleHitsPerSecond`` hits a second or more, the open line with
-    /// ``clearLineHits`` hits): 0.2 (otherwise 0.4, which a line under noise or one just opened
-    /// needs). A clean play's line is known to a frame or two.
+    /// ``clearLineHits`` hits): 0.2 (otherwise ``ScanTuning/lineToleranceSeconds``, 0.4, which a
+    /// line under noise or one just opened needs). A clean play's line is known to a frame or two.
     static let clearLineTolerance = 0.2
     /// Hits of an open line for ``clearLineTolerance``: 200.
     static let clearLineHits = 200
@@ -1043,12 +1047,13 @@ public final class Scanner {
     /// ``attach(ref:candidate:hits:slope:)``).
     static let straddleHitsPerSecond = 10.0
 
-    /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance rate and a 2 s
-    /// horizon; `silentBefore(p)` when position `p` is preceded by silence (see ``silent(from:to:)``).
+    /// ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)`` with the default chance
+    /// rate and a ``ScanTuning/edgeHorizonSeconds`` horizon; `silentBefore(p)` when position `p` is
+    /// preceded by silence (see ``silent(from:to:)``).
     private func edge(_ positions: [Int32], reach: [Int32]? = nil, silentBefore: (Int32) -> Bool) -> Int {
-        Scanner.edge(positions, chanceRate: Scanner.chanceHitsPerSecond * hop, horizon: Int((2 / hop).rounded()),
+        RecordingScanner.edge(positions, chanceRate: RecordingScanner.chanceHitsPerSecond * hop, horizon: Int((tuning.edgeHorizonSeconds / hop).rounded()),
                      reach: reach, span: index.configuration.targetZoneMaxFrames,
-                     straddleRate: Scanner.straddleHitsPerSecond * hop, silentBefore: silentBefore)
+                     straddleRate: RecordingScanner.straddleHitsPerSecond * hop, silentBefore: silentBefore)
     }
 
     /// The distinct values of `hits`' positions (ascending) and, per position, the least
@@ -1063,59 +1068,55 @@ public final class Scanner {
         return (positions, reach)
     }
 
-    /// Frames of silence that count as silence next to an edge: 32 (0.51 s).
-    static let silenceFrames = 32
-    /// Frames between an edge's hit and the silence looked for: 12 (0.19 s), since frames whose
-    /// window (1024 samples, 8 hops) reaches the audio's first samples hold its peaks.
-    static let silenceMargin = 12
-
     /// Whether the recording holds no landmark anchored in frames `from ..< to` (whole
     /// ``landmarkBinFrames`` bins inside that range), which must be known already: inside the
     /// recording, decoded (``advance(toFrame:)`` or later landmarks) and still in the ring.
     private func silent(from: Int, to: Int) -> Bool {
         let known = recordingEnd.map { Int(($0 / hop).rounded(.down)) } ?? clockFrame
         guard from >= 0, to <= known else { return false }
-        let b = Scanner.landmarkBinFrames
+        let b = RecordingScanner.landmarkBinFrames
         let first = (from + b - 1) / b * b, last = to / b * b
         guard last > first, let n = landmarkCount(at: Int32(first), frames: last - first) else { return false }
         return n == 0
     }
 
-    /// Whether silence (``silent(from:to:)``, ``silenceFrames`` long) ends ``silenceMargin``
-    /// frames before recording frame `frame`: a stretch starting there follows silence.
+    /// Whether silence (``silent(from:to:)``, ``ScanTuning/silenceFrames`` long) ends
+    /// ``ScanTuning/silenceMargin`` frames before recording frame `frame`: a stretch starting
+    /// there follows silence.
     private func silentBefore(_ frame: Int) -> Bool {
-        silent(from: frame - Scanner.silenceMargin - Scanner.silenceFrames, to: frame - Scanner.silenceMargin)
+        silent(from: frame - tuning.silenceMargin - tuning.silenceFrames, to: frame - tuning.silenceMargin)
     }
 
     /// Start frame of a segment's audio from its earliest hits (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``):
     /// those on the line within ±2 frames (chance hits spread over the ±6 of exact hits; all
     /// hits when fewer than 4 are), at distinct frames (the landmarks of one peak share its
-    /// coincidences), moved past a fade-in (see ``audible(_:landmarks:)``) unless silence precedes
+    /// coincidences), moved past a fade-in (see ``audible(_:span:landmarks:)``) unless silence precedes
     /// them (see ``edge(_:chanceRate:horizon:reach:span:straddleRate:silentBefore:)``).
     private func startFrame(_ s: OpenSegment) -> Int {
         let onLine = s.head.filter { s.residual($0) <= 2 }
         let used = onLine.count >= 4 ? onLine : s.head
         let all = used.map(\.x).sorted()
-        let (starts, reach) = Scanner.positionsAndReach(used.map { ($0.x, $0.end) })
+        let (starts, reach) = RecordingScanner.positionsAndReach(used.map { ($0.x, $0.end) })
         let silentBefore = { (p: Int32) in self.silentBefore(Int(p)) }
         let first = starts[edge(starts, reach: reach, silentBefore: silentBefore)]
         // After silence there is no crossfade to trim.
         if silentBefore(first) { return Int(first) }
-        return Int(Scanner.audible(all.filter { $0 >= first }) { self.landmarkCount(at: $0) })
+        return Int(RecordingScanner.audible(all.filter { $0 >= first }, span: audibleSpan) { self.landmarkCount(at: $0) })
     }
 
     /// End frame of a segment's audio from its latest hits' target frames, as ``startFrame(_:)``.
     private func endFrame(_ s: OpenSegment) -> Int {
         let onLine = s.tail.filter { s.residual($0) <= 2 }
         let all = (onLine.count >= 4 ? onLine : s.tail).map { -$0.end }.sorted()
-        let ends = Scanner.distinct(all)
+        let ends = RecordingScanner.distinct(all)
         // Inward position p is the target frame -p: silence after it.
         let silentAfter = { (p: Int32) in
-            self.silent(from: -Int(p) + Scanner.silenceMargin, to: -Int(p) + Scanner.silenceMargin + Scanner.silenceFrames)
+            self.silent(from: -Int(p) + self.tuning.silenceMargin,
+                        to: -Int(p) + self.tuning.silenceMargin + self.tuning.silenceFrames)
         }
         let last = ends[edge(ends, silentBefore: silentAfter)]
         if silentAfter(last) { return -Int(last) }
-        return -Int(Scanner.audible(all.filter { $0 >= last }) { f in
+        return -Int(RecordingScanner.audible(all.filter { $0 >= last }, span: audibleSpan) { f in
             // Inward frame f is recording frame -f, counting backwards: the bin ending there.
             let frame = -f - 15
             return frame < 0 ? 0 : self.landmarkCount(at: frame - frame % 16)
@@ -1124,15 +1125,16 @@ public final class Scanner {
 
     /// The first of `positions` (hit frames, ascending, from an edge inwards, one per hit)
     /// where the share of the recording's landmarks that hit (over ±2 bins of 16 frames,
-    /// ±0.16 s) reaches ``audibleFraction`` of its median over the first 30 s: a track fading
+    /// ±0.16 s) reaches ``audibleFraction`` of its median over the first `span` frames
+    /// (``audibleSpan``: ``ScanTuning/audibleMedianSeconds``, 30 s): a track fading
     /// out into other audio (a crossfade) is counted until about the crossfade's middle, where
     /// the other audio's landmarks outnumber its own, while a quiet passage of its own, with
     /// few landmarks that mostly hit, is kept. `landmarks(f)` gives the recording's landmark
     /// count in the 16 frames from inward frame `f`, `nil` where it is no longer known (then
     /// the hit rate alone is compared). Fewer than 24 bins: the first position.
-    static func audible(_ positions: [Int32], landmarks: (Int32) -> Int32?) -> Int32 {
+    static func audible(_ positions: [Int32], span: Int32, landmarks: (Int32) -> Int32?) -> Int32 {
         guard let first = positions.first else { return 0 }
-        let binFrames: Int32 = 16, span = Int32(30 / 0.016)
+        let binFrames: Int32 = 16
         var bins: [Int32] = []
         for p in positions where p - first < span {
             let b = Int((p - first) / binFrames)
@@ -1151,7 +1153,7 @@ public final class Scanner {
             for j in max(0, i - 2)...min(bins.count - 1, i + 2) { hits += bins[j]; all += counts?[j] ?? 1 }
             share[i] = counts == nil ? Double(hits) : Double(hits) / Double(max(all, hits, 1))
         }
-        let level = share.sorted()[share.count / 2] * Scanner.audibleFraction
+        let level = share.sorted()[share.count / 2] * RecordingScanner.audibleFraction
         guard let b = share.firstIndex(where: { $0 >= level && $0 > 0 }), b > 0 else { return first }
         return positions.first { $0 >= first + Int32(b) * binFrames } ?? first
     }
@@ -1161,10 +1163,10 @@ public final class Scanner {
     /// ``landmarkBinCount`` bins; `nil` before.
     private func landmarkCount(at frame: Int32, frames: Int = 16) -> Int32? {
         var total: Int32 = 0
-        for f in stride(from: Int(frame), to: Int(frame) + frames, by: Scanner.landmarkBinFrames) {
-            let b = f / Scanner.landmarkBinFrames
-            guard b > latestLandmarkBin - Scanner.landmarkBinCount, b >= 0 else { return nil }
-            if b <= latestLandmarkBin { total += landmarkBins[b % Scanner.landmarkBinCount] }
+        for f in stride(from: Int(frame), to: Int(frame) + frames, by: RecordingScanner.landmarkBinFrames) {
+            let b = f / RecordingScanner.landmarkBinFrames
+            guard b > latestLandmarkBin - RecordingScanner.landmarkBinCount, b >= 0 else { return nil }
+            if b <= latestLandmarkBin { total += landmarkBins[b % RecordingScanner.landmarkBinCount] }
         }
         return total
     }
@@ -1174,6 +1176,10 @@ public final class Scanner {
     /// that reach past the end. 0.12 s, the median measured at ends next to silence, speech
     /// and other music.
     static let endLead = 0.12
+
+    /// Frames of ``ScanTuning/audibleMedianSeconds`` at the catalog's hop (1875 at 16 ms): the
+    /// span ``audible(_:span:landmarks:)`` takes its median over.
+    private var audibleSpan: Int32 { Int32(tuning.audibleMedianSeconds / hop) }
 
     /// Frames per bin of the ring of landmark counts: 4.
     static let landmarkBinFrames = 4
@@ -1189,10 +1195,10 @@ public final class Scanner {
     /// anchored there (other than at the edge itself) and no posting of the reference within
     /// 2 frames. Stops at the recording's start and end,
     /// where the recording's landmarks are no longer known (``landmarkCount(at:)``), at the
-    /// reference's bounds and after 30 s. Returns the frame reached (`edge` when none).
+    /// reference's bounds and after ``ScanTuning/silentStretchSeconds``. Returns the frame reached (`edge` when none).
     private func silentStretch(from edge: Int, step: Int, ref: Int, map: (Int) -> Double) -> Int {
         let frames = referenceFrames(ref)
-        let limit = Int(30 / hop)
+        let limit = Int(tuning.silentStretchSeconds / hop)
         let known = recordingEnd.map { Int(($0 / hop).rounded(.up)) } ?? clockFrame
         var reached = edge
         while abs(reached - edge) < limit {
@@ -1200,13 +1206,13 @@ public final class Scanner {
             guard next != reached else { break }
             let lo = min(reached, next), hi = max(reached, next)
             // The recording: the 4-frame bin of the step, not counting the edge's own.
-            let bin = lo - lo % Scanner.landmarkBinFrames
-            guard let n = landmarkCount(at: Int32(bin), frames: Scanner.landmarkBinFrames) else { break }
-            if n > 0 && bin != edge - edge % Scanner.landmarkBinFrames { break }
+            let bin = lo - lo % RecordingScanner.landmarkBinFrames
+            guard let n = landmarkCount(at: Int32(bin), frames: RecordingScanner.landmarkBinFrames) else { break }
+            if n > 0 && bin != edge - edge % RecordingScanner.landmarkBinFrames { break }
             // The reference: 2 frames around the step, but never the edge's own frame.
             let r0 = step < 0 ? map(lo) - 2 : map(lo) + 0.5, r1 = step < 0 ? map(hi) - 0.5 : map(hi) + 2
             guard map(lo) >= -2, map(lo) <= index.references[ref].duration / hop else { break }
-            if Scanner.count(frames, from: r0, to: r1) > 0 { break }
+            if RecordingScanner.count(frames, from: r0, to: r1) > 0 { break }
             reached = next
         }
         // Clamp the last step to the recording's bounds.
@@ -1222,7 +1228,7 @@ public final class Scanner {
         guard let first = history.first?.anchorFrame, let latest = history.last?.anchorFrame else { return .undecided }
         let edge = startFrame(s)
         let line = s.line
-        guard line.slope > 0.5 else { return .stays }
+        guard line.slope > tuning.edgeLineSlope else { return .stays }
         guard !silentBefore(edge) else { return .stays }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
@@ -1230,7 +1236,7 @@ public final class Scanner {
         let lo = Int(first) + margin, hi = Int(latest) - margin
         let second = Int(1 / hop)
         guard edge >= lo else { return .stays }
-        guard edge + 3 * second <= hi else { return .undecided }
+        guard edge + tuning.edgeInsideSeconds * second <= hi else { return .undecided }
         let reference = referencePeaks(s.ref)
         let recording = PeakEdge.recordingPeaks(history, logShift: logShifts[s.candidate])
         func checks(_ from: Int, _ to: Int, shift: Double = 0) -> [PeakEdge.Check] {
@@ -1239,7 +1245,7 @@ public final class Scanner {
         }
         var chance = (matched: 0, total: 0)
         for shift in PeakEdge.chanceShifts {
-            let c = checks(edge, edge + 3 * second, shift: shift)
+            let c = checks(edge, edge + tuning.edgeInsideSeconds * second, shift: shift)
             chance.matched += c.filter(\.matched).count
             chance.total += c.count
         }
@@ -1250,8 +1256,8 @@ public final class Scanner {
         // A hit whose frame's window (frameLength samples) reaches the stretch holds its sound:
         // a move shorter than a window is no move.
         let window = Double(index.configuration.frameLength / max(1, index.configuration.hopLength))
-        let skipped = Scanner.distinct(s.head.filter { Double($0.x) < later.rounded(.down) }.map(\.x))
-        return skipped.count <= Scanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
+        let skipped = RecordingScanner.distinct(s.head.filter { Double($0.x) < later.rounded(.down) }.map(\.x))
+        return skipped.count <= RecordingScanner.strayClusterHits && later - Double(edge) >= window ? .moves(later) : .stays
     }
 
     /// The start of segment `s` moved earlier by the reference's peaks in the spectrum
@@ -1263,7 +1269,7 @@ public final class Scanner {
         guard spectrum.latest >= 0 else { return .stays }
         let edge = startFrame(s)
         let second = Int(1 / hop)
-        guard spectrum.latest >= edge + 3 * second else { return .undecided }
+        guard spectrum.latest >= edge + tuning.edgeInsideSeconds * second else { return .undecided }
         guard !silentBefore(edge) else { return .stays }
         guard let move = spectrumMove(s, edge: edge, direction: -1) else { return .stays }
         return .moves(move)
@@ -1274,7 +1280,7 @@ public final class Scanner {
     private func spectrumEnd(_ s: OpenSegment) -> Double? {
         guard spectrum.latest >= 0 else { return nil }
         let edge = endFrame(s)
-        if silent(from: edge + Scanner.silenceMargin, to: edge + Scanner.silenceMargin + Scanner.silenceFrames) { return nil }
+        if silent(from: edge + tuning.silenceMargin, to: edge + tuning.silenceMargin + tuning.silenceFrames) { return nil }
         return spectrumMove(s, edge: edge, direction: 1)
     }
 
@@ -1284,7 +1290,7 @@ public final class Scanner {
     /// a masked end, ``SpectrumEdge/outwardByMargin(_:inside:outside:)``).
     private func spectrumMove(_ s: OpenSegment, edge: Int, direction: Int) -> Double? {
         let line = s.line
-        guard line.slope > 0.5 else { return nil }
+        guard line.slope > tuning.edgeLineSlope else { return nil }
         let second = Int(1 / hop), reach = Int(SpectrumEdge.maximumMove / hop)
         // Not next to another play (a crossfade or a splice): there the hits of both put the
         // boundary, and the fading track's peaks stand out well past the crossfade's middle.
@@ -1294,7 +1300,7 @@ public final class Scanner {
         if others.contains(where: { segment($0).confidence >= options.threshold }) { return nil }
         // Only a masked stretch: where hits are dense, a second without one is no play.
         let near = direction < 0 ? (edge, edge + 5 * second / 2) : (edge - 5 * second / 2, edge)
-        let hits = Scanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
+        let hits = RecordingScanner.distinct((direction < 0 ? s.head : s.tail).map(\.x).filter { Int($0) >= near.0 && Int($0) < near.1 })
         func readings(_ from: Int, _ to: Int) -> [SpectrumEdge.Reading] { spectrumReadings(s, from: from, to: to) }
         let inner = direction < 0 ? (edge + second / 2, edge + 5 * second / 2) : (edge - 5 * second / 2, edge - second / 2)
         guard Double(hits.count) < SpectrumEdge.maskedHitsPerSecond * 2.5 else {
@@ -1305,7 +1311,8 @@ public final class Scanner {
         var outward = readings(outer.0, outer.1)
         if direction < 0 { outward.reverse() }
         // Beyond 3 s out, the audio a masked edge is measured against.
-        let beyond = direction > 0 ? readings(edge + 3 * second, edge + reach) : readings(edge - reach, edge - 3 * second)
+        let beyond = direction > 0 ? readings(edge + tuning.edgeBeyondSeconds * second, edge + reach)
+                                     : readings(edge - reach, edge - tuning.edgeBeyondSeconds * second)
         return maskedMove(outward, inside: readings(inner.0, inner.1), beyond: beyond, direction: direction)
     }
 
@@ -1340,13 +1347,14 @@ public final class Scanner {
     /// - the recording's own peaks (``PeakEdge/checks(reference:recording:toRecording:toReference:from:to:shift:)``):
     ///   where the stretch is heard clearly, the peak picker finds its peaks, so at least 6 of
     ///   the reference's peaks fall there and they coincide with the recording's at least half
-    ///   as often as inside (`inner`) and twice as often as at shifted alignments. Chance
+    ///   as often as inside (`inner`) and twice as often as at shifted alignments
+    ///   (``ScanTuning/clearMovePeaks`` and the settings after it). Chance
     ///   standing-out over speech or other music has no such peaks.
     private func clearMove(_ s: OpenSegment, edge: Int, direction: Int, inner: (Int, Int)) -> Double? {
         let second = Int(1 / hop), short = Int(SpectrumEdge.clearMove / hop)
         let outer = direction < 0 ? (edge - short, edge) : (edge + 1, edge + 1 + short)
-        let beyond = direction < 0 ? (edge - 3 * second, edge - short - second / 4)
-                                   : (edge + 1 + short + second / 4, edge + 3 * second)
+        let beyond = direction < 0 ? (edge - tuning.edgeBeyondSeconds * second, edge - short - second / 4)
+                                   : (edge + 1 + short + second / 4, edge + tuning.edgeBeyondSeconds * second)
         var outward = spectrumReadings(s, from: outer.0, to: outer.1)
         if direction < 0 { outward.reverse() }
         guard let moved = SpectrumEdge.outward(outward, inside: spectrumReadings(s, from: inner.0, to: inner.1),
@@ -1369,18 +1377,20 @@ public final class Scanner {
             chance.matched += c.matched
             chance.total += c.total
         }
-        guard moving.total >= 6, inside.total >= 24, chance.total > 0 else { return nil }
+        guard moving.total >= tuning.clearMovePeaks, inside.total >= tuning.clearMoveInsidePeaks, chance.total > 0 else {
+            return nil
+        }
         let rate = Double(moving.matched) / Double(moving.total)
         let insideRate = Double(inside.matched) / Double(inside.total)
-        let chanceRate = max(Double(chance.matched) / Double(chance.total), 0.02)
-        return rate >= 0.5 * insideRate && rate >= 2 * chanceRate ? moved : nil
+        let chanceRate = max(Double(chance.matched) / Double(chance.total), tuning.clearMoveChanceFloor)
+        return rate >= tuning.clearMoveInsideShare * insideRate && rate >= tuning.clearMoveChanceFactor * chanceRate ? moved : nil
     }
 
     /// ``SpectrumEdge/readings(reference:ring:toRecording:toReference:from:to:bins:)`` of
     /// segment `s`'s reference peaks that its line places in recording frames `from ..< to`.
     private func spectrumReadings(_ s: OpenSegment, from: Int, to: Int) -> [SpectrumEdge.Reading] {
         let line = s.line
-        guard line.slope > 0.5 else { return [] }
+        guard line.slope > tuning.edgeLineSlope else { return [] }
         let toReference = { (x: Double) in line.intercept + line.slope * (x - s.x0) }
         let toRecording = { (y: Double) in s.x0 + (y - line.intercept) / line.slope }
         let bins = SpectrumEdge.bins(configuration: index.configuration, logShift: logShifts[s.candidate], width: spectrum.width)
@@ -1402,12 +1412,12 @@ public final class Scanner {
         guard spectrum.latest >= 0 else { return }
         let line = s.line
         let speed = SpeedCandidate(timeScale: line.slope, frequencyScale: options.candidates[s.candidate].frequencyScale)
-        guard line.slope > 0.5, Matcher.isSearched(speed) else { return }
+        guard line.slope > tuning.edgeLineSlope, Matcher.isSearched(speed) else { return }
         let duration = Double(s.lastHitFrame - s.firstHitFrame) * hop
         // (A line that has become dense is left to its hits.)
-        guard Double(s.hits) < Scanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
+        guard Double(s.hits) < RecordingScanner.searchedSpeedCheckRate * duration else { s.spectralVeto = nil; return }
         if let at = s.spectralCheckedAt,
-           s.spectralVeto == nil || Double(windowEnd - at) * hop < Scanner.searchedSpeedRecheckSeconds { return }
+           s.spectralVeto == nil || Double(windowEnd - at) * hop < RecordingScanner.searchedSpeedRecheckSeconds { return }
         // (Read before the line could be announced: its segment's confidence from hits alone.)
         var unchecked = s
         unchecked.spectralVeto = nil
@@ -1420,7 +1430,7 @@ public final class Scanner {
         guard let e = searchedSpeedMatcher.spectralEvidence(reference: s.ref, offsetFrames: offset, speed: speed,
                                                             tables: SpectrumTables(spectrum, first: first, last: last)) else { return }
         s.spectralCheckedAt = windowEnd
-        s.spectralVeto = e.score < Scanner.searchedSpeedLineScore ? e.score : nil
+        s.spectralVeto = e.score < RecordingScanner.searchedSpeedLineScore ? e.score : nil
     }
 
     /// Tests per hour of the play rule (``PlayEvidence/tests(catalogFrames:speeds:hopSeconds:)``).
@@ -1485,8 +1495,8 @@ public final class Scanner {
     private func onsetStart(_ s: OpenSegment) -> PeakStart {
         guard spectrum.latest >= 0 else { return .stays }
         let edge = startFrame(s)
-        guard spectrum.latest >= edge + 3 * Int(1 / hop) else { return .undecided }
-        let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
+        guard spectrum.latest >= edge + tuning.edgeInsideSeconds * Int(1 / hop) else { return .undecided }
+        let reach = Int(RecordingScanner.silenceReach / hop), n = RecordingScanner.digitalSilenceFrames
         let window = index.configuration.frameLength / index.configuration.hopLength
         // The onset lies a window after the last silent row: rows up to the reach plus a
         // window before the hits.
@@ -1507,7 +1517,7 @@ public final class Scanner {
     private func silenceEnd(_ s: OpenSegment) -> Double? {
         guard spectrum.latest >= 0 else { return nil }
         let edge = endFrame(s)
-        let reach = Int(Scanner.silenceReach / hop), n = Scanner.digitalSilenceFrames
+        let reach = Int(RecordingScanner.silenceReach / hop), n = RecordingScanner.digitalSilenceFrames
         for f in max(0, edge - 8)...(edge + reach) {
             guard let silent = spectrum.isSilent(f) else { return nil }
             guard silent else { continue }
@@ -1596,7 +1606,7 @@ public final class Scanner {
             firstFrame = Int(c.rounded(.down))
             onsetFrame = c
         }
-        var endLead = Scanner.endLead
+        var endLead = RecordingScanner.endLead
         if let o = s.endAtSilence, o > Double(firstFrame) {
             lastFrame = Int(o.rounded(.down))
             endLead = (o - Double(lastFrame)) * hop
@@ -1608,24 +1618,24 @@ public final class Scanner {
         lastFrame = max(lastFrame, firstFrame + 1)
         // Through silence that the reference shares, a play goes on: the edge is where either
         // the recording or the reference has sound again. Where the reference has sound again
-        // while the recording stays silent for ``silenceFrames`` more, the silence was the
+        // while the recording stays silent for ``ScanTuning/silenceFrames`` more, the silence was the
         // recording's own (a lead-in or a gap of digital silence, next to a gap between the
         // reference's peaks): the start goes back no further than the recording's sound, the
         // first 4-frame bin with a landmark of its own (or the onset the spectrum shows).
         let before = silentStretch(from: firstFrame, step: -4, ref: s.ref, map: mapped)
         if before < firstFrame {
-            if !silent(from: before - Scanner.silenceFrames, to: before) {
+            if !silent(from: before - tuning.silenceFrames, to: before) {
                 firstFrame = before
                 onsetFrame = nil
             } else if onsetFrame == nil {
-                let b = Scanner.landmarkBinFrames
+                let b = RecordingScanner.landmarkBinFrames
                 var onset = before - before % b
                 while onset < firstFrame, let n = landmarkCount(at: Int32(onset), frames: b), n == 0 { onset += b }
                 firstFrame = min(firstFrame, max(before, onset))
             }
         }
         let after = silentStretch(from: lastFrame, step: 4, ref: s.ref, map: mapped)
-        if after > lastFrame && !silent(from: after, to: after + Scanner.silenceFrames) { lastFrame = after; endLead = 0 }
+        if after > lastFrame && !silent(from: after, to: after + tuning.silenceFrames) { lastFrame = after; endLead = 0 }
         let first = onsetFrame ?? Double(firstFrame)
         var start = first * hop, end = Double(lastFrame) * hop + endLead
         var refStart = (line.intercept + line.slope * (first - s.x0)) * hop
@@ -1646,7 +1656,7 @@ public final class Scanner {
                        frequencySkew: options.candidates[s.candidate].frequencySkew
                            + (abs(line.slope - s.timeScale) <= 0.012 ? line.slope - s.timeScale : 0),
                        timeScale: line.slope,
-                       confidence: min(Scanner.confidence(hits: s.hits, duration: end - start), cap),
+                       confidence: min(RecordingScanner.confidence(hits: s.hits, duration: end - start), cap),
                        hits: s.hits, startsAtChange: s.changeStart != nil && onsetFrame == s.changeStart.map { max(0, $0) },
                        changeEnd: s.changeEnd.map { $0 * hop }.flatMap { $0 > start ? $0 : nil },
                        startsFromHits: fromHits && onsetFrame == nil)
@@ -1683,14 +1693,14 @@ public final class Scanner {
     /// ``ChangeEdge/spliceOverlap`` of the end from hits, and hits are dense in the template
     /// rows (the play heard clearly there). `nil` otherwise or without the spectrum.
     private func changeEnd(_ s: OpenSegment) -> Double? {
-        guard spectrum.latest >= 0, s.line.slope > 0.5 else { return nil }
+        guard spectrum.latest >= 0, s.line.slope > tuning.edgeLineSlope else { return nil }
         let edge = endFrame(s)
         let reach = Int(ChangeEdge.spliceOverlap / hop)
         guard (open + recentlyClosed).contains(where: { o in
             o.ref != s.ref && abs(startFrame(o) - edge) <= reach && segment(o).confidence >= options.threshold
         }) else { return nil }
         let t0 = edge - Int(ChangeEdge.endTemplate.1 / hop), t1 = edge - Int(ChangeEdge.endTemplate.0 / hop)
-        let inTemplate = Scanner.distinct(s.tail.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
+        let inTemplate = RecordingScanner.distinct(s.tail.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
         guard Double(inTemplate) >= SpectrumEdge.maskedHitsPerSecond * Double(t1 - t0) * hop else { return nil }
         let window = index.configuration.frameLength / index.configuration.hopLength
         return ChangeEdge.end(ring: spectrum, edge: edge, hop: hop, window: window)
@@ -1713,20 +1723,20 @@ public final class Scanner {
         guard spectrum.latest >= 0 else { return .stays }
         guard s.peakStartDecided, s.spectrumStartDecided, s.onsetDecided else { return .undecided }
         let line = s.line
-        guard line.slope > 0.5 else { return .stays }
+        guard line.slope > tuning.edgeLineSlope else { return .stays }
         var edge = startFrame(s)
         if let p = s.spectrumStart, p < Double(edge) { return .stays }
         if let p = s.peakStart, p > Double(edge), p - Double(edge) <= 1 / hop { edge = Int(p.rounded(.down)) }
         // The hits of the start's first seconds are attached once windows reaching 3 s past it
         // are decided (the start from hits and the template's hits may still change before).
-        guard nextBlockEnd >= edge + 3 * Int(1 / hop), spectrum.latest >= edge + Int(ChangeEdge.template.1 / hop) else {
+        guard nextBlockEnd >= edge + tuning.edgeInsideSeconds * Int(1 / hop), spectrum.latest >= edge + Int(ChangeEdge.template.1 / hop) else {
             return .undecided
         }
         // The template rows must be the stretch heard clearly: hits there at the rate of a
         // stretch that is not masked (a start put early by a chance hit has the audio before
         // the stretch there).
         let t0 = edge + Int(ChangeEdge.template.0 / hop), t1 = edge + Int(ChangeEdge.template.1 / hop)
-        let inTemplate = Scanner.distinct(s.head.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
+        let inTemplate = RecordingScanner.distinct(s.head.map(\.x).filter { Int($0) >= t0 && Int($0) < t1 }).count
         guard Double(inTemplate) >= SpectrumEdge.maskedHitsPerSecond * Double(t1 - t0) * hop else { return .stays }
         let overlap = Int(ChangeEdge.spliceOverlap / hop)
         let others = (open + recentlyClosed).filter { o in
@@ -1783,16 +1793,16 @@ public final class Scanner {
     /// left aside). `scan` (``finish(recordingDuration:)``) and the live events use it alike.
     private func plays(_ segments: [Segment]) -> [Segment] { resolve(segments).plays }
 
-    /// ``Scanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)`` of `segments` with this scan's
+    /// ``RecordingScanner/resolve(_:threshold:postings:sameRecording:nearDuplicate:)`` of `segments` with this scan's
     /// catalog; plays and partial material shorter than ``ScanOptions/minimumDuration`` left out
     /// unless they are complete plays.
     private func resolve(_ segments: [Segment]) -> (plays: [Segment], partial: [PartialMaterial]) {
-        let r = Scanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
-            Scanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
+        let r = RecordingScanner.resolve(segments, threshold: options.threshold, postings: { [self] ref, from, to in
+            RecordingScanner.count(referenceFrames(ref), from: from / hop, to: to / hop)
         }, sameRecording: { [self] a, b in
-            Scanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
+            RecordingScanner.sameRecordingShare(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         }, nearDuplicate: { [self] a, b in
-            Scanner.nearDuplicate(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
+            RecordingScanner.nearDuplicate(a, b, hop: hop) { ref, frames in index.postings.postings(of: ref, inFrames: frames) }
         })
         let long = { (s: Segment) in s.end - s.start >= self.options.minimumDuration || self.isCompletePlay(s) }
         return (r.plays.filter(long), r.partial.filter { long($0.segment) })
@@ -1807,8 +1817,8 @@ public final class Scanner {
     /// and at least half of it (a reference under 0.5 s is not a play by its slack alone).
     private func isCompletePlay(_ segment: Segment) -> Bool {
         let length = index.references[segment.referenceIndex].duration
-        return segment.referenceStart <= Scanner.completePlaySlack
-            && segment.referenceEnd >= length - Scanner.completePlaySlack
+        return segment.referenceStart <= RecordingScanner.completePlaySlack
+            && segment.referenceEnd >= length - RecordingScanner.completePlaySlack
             && segment.referenceEnd - segment.referenceStart >= length / 2
     }
 
@@ -1838,7 +1848,7 @@ public final class Scanner {
         var pairs: [(a: Int, p: Int, overlap: Double)] = []
         for (p, r) in decided.enumerated() {
             for a in activities.indices where activities[a].segment.referenceIndex == r.referenceIndex {
-                let o = Scanner.overlap(activities[a].segment, r)
+                let o = RecordingScanner.overlap(activities[a].segment, r)
                 if o > 0 { pairs.append((a, p, o)) }
             }
         }
@@ -1853,8 +1863,8 @@ public final class Scanner {
             let seg = activities[a].segment
             let half = 0.5 * (seg.end - seg.start)
             if let k = free.indices.filter({ decided[free[$0]].referenceIndex != seg.referenceIndex
-                                              && Scanner.overlap(decided[free[$0]], seg) >= half })
-                .max(by: { Scanner.overlap(decided[free[$0]], seg) < Scanner.overlap(decided[free[$1]], seg) }) {
+                                              && RecordingScanner.overlap(decided[free[$0]], seg) >= half })
+                .max(by: { RecordingScanner.overlap(decided[free[$0]], seg) < RecordingScanner.overlap(decided[free[$1]], seg) }) {
                 held[a] = free[k]
                 free.remove(at: k)
             }
@@ -1885,15 +1895,15 @@ public final class Scanner {
             let r = decided[p]
             // Over the audio of an ended activity of its reference: that play, found again.
             if activities.contains(where: { $0.ended && $0.segment.referenceIndex == r.referenceIndex
-                                                && Scanner.overlap($0.segment, r) > 0 }) { continue }
+                                                && RecordingScanner.overlap($0.segment, r) > 0 }) { continue }
             let since = pending.first { $0.ref == r.referenceIndex && $0.start < r.end && r.start < $0.end }?.since ?? now
             // Next to another play of its reference (within a second): two lines of one play
             // that `scan` keeps apart until later parts join one of them, or the other copy of a
             // passage the reference repeats; the decision may still fold it into the other, so
             // it waits as long as a part can join (``joinGap``).
-            let beside = activities.contains { $0.segment.referenceIndex == r.referenceIndex && Scanner.overlap($0.segment, r) > -1 }
-                || decided.indices.contains { $0 != p && decided[$0].referenceIndex == r.referenceIndex && Scanner.overlap(decided[$0], r) > -1 }
-            if final || now - since >= (beside ? Scanner.joinGap : Scanner.settleSeconds) {
+            let beside = activities.contains { $0.segment.referenceIndex == r.referenceIndex && RecordingScanner.overlap($0.segment, r) > -1 }
+                || decided.indices.contains { $0 != p && decided[$0].referenceIndex == r.referenceIndex && RecordingScanner.overlap(decided[$0], r) > -1 }
+            if final || now - since >= (beside ? RecordingScanner.joinGap : RecordingScanner.settleSeconds) {
                 activities.append(Activity(id: nextID, segment: r, reported: (r.referenceTime(at: r.end), r.timeScale),
                                            reportedAt: r.end))
                 nextID += 1
@@ -1913,15 +1923,15 @@ public final class Scanner {
         // went back to its own first hits, up to 0.6 s later than scan's.
         let open = activities.filter { !$0.ended }.map(\.segment)
         liveFinished.removeAll { f in
-            f.end < now - Scanner.liveHorizon && !open.contains { Scanner.overlap($0, f) > -Scanner.liveNeighbourSeconds }
+            f.end < now - RecordingScanner.liveHorizon && !open.contains { RecordingScanner.overlap($0, f) > -RecordingScanner.liveNeighbourSeconds }
         }
         // An ended activity is remembered while segments of its reference over its audio are:
         // one that outlives the rest (kept for an activity it overlaps, or a line at another
         // alignment closed later) would otherwise come up as a play of its own once the
         // stronger lines were forgotten.
         activities.removeAll { a in
-            a.ended && a.segment.end < now - Scanner.liveHorizon && !liveFinished.contains {
-                $0.referenceIndex == a.segment.referenceIndex && Scanner.overlap($0, a.segment) > 0
+            a.ended && a.segment.end < now - RecordingScanner.liveHorizon && !liveFinished.contains {
+                $0.referenceIndex == a.segment.referenceIndex && RecordingScanner.overlap($0, a.segment) > 0
             }
         }
     }
@@ -1930,11 +1940,11 @@ public final class Scanner {
         var s = s
         // A line of the reference at another alignment that opened later and dominates the end of this one: a seek or a pause in the play, after which this line's
         // hits are the music's likeness to itself a moment away. This line ends before that stretch.
-        // (Lines within 0.1 s of this one at its last hit are this one.)
-        let apart = 0.1 / hop
+        // (Lines within ``ScanTuning/sameLineSeconds`` of this one at its last hit are this one.)
+        let apart = tuning.sameLineSeconds / hop
         for rival in open + recentlyClosed where rival.ref == s.ref && rival.firstHitFrame > s.firstHitFrame
             && abs(rival.referenceFrame(at: s.lastHitFrame) - s.referenceFrame(at: s.lastHitFrame)) > apart {
-            s.trimEnd(before: Scanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
+            s.trimEnd(before: RecordingScanner.dominatedEnd(s.hitFrames, by: rival.hitFrames))
         }
         checkEvidence(&s, at: nil)
         s.spectrumEnd = spectrumEnd(s)
@@ -2108,9 +2118,9 @@ public final class Scanner {
         /// gather fewer hits a second, at most 36 in the bench's mixes.)
         func interrupted(_ a: Segment, _ b: Segment) -> Bool {
             let gap = b.start - a.end
-            guard gap >= Scanner.interruptionGap else { return false }
+            guard gap >= RecordingScanner.interruptionGap else { return false }
             let rate = Double(a.hits) / max(a.end - a.start, 1e-3), rateB = Double(b.hits) / max(b.end - b.start, 1e-3)
-            return min(rate, rateB) >= Scanner.interruptionRate
+            return min(rate, rateB) >= RecordingScanner.interruptionRate
                 && expectedHits(a, from: a.referenceEnd, to: b.referenceStart) >= 2 * rate
         }
         /// Hits the first segment's play would have gathered over reference seconds `from…to`
@@ -2123,14 +2133,18 @@ public final class Scanner {
         /// How far (reference seconds) the second part's start may lie from the first part's
         /// line for the two to be one play: 0.15 s plus 2 % of the gap (a weak part's speed is
         /// known to a percent or two), at most 0.5 s. Two parts 0.5 s apart on lines 0.5 s
-        /// apart are a pause in the play, not a quiet passage.
-        func joinTolerance(gap: Double) -> Double { min(0.5, 0.15 + 0.02 * max(0, gap)) }
+        /// apart are a pause in the play, not a quiet passage (``ScanTuning/joinToleranceSeconds``,
+        /// ``ScanTuning/joinTolerancePerGapSecond``, ``ScanTuning/joinToleranceMaximumSeconds``).
+        let tuning = ScanTuning.default
+        func joinTolerance(gap: Double) -> Double {
+            min(tuning.joinToleranceMaximumSeconds, tuning.joinToleranceSeconds + tuning.joinTolerancePerGapSecond * max(0, gap))
+        }
         var joined: [Segment] = []
         for s in segments.sorted(by: { $0.start < $1.start }) {
             // (Any earlier part on the line, not only the reference's last segment: a line of
             // another copy of a repeated passage may lie between the two parts.)
             if let i = joined.lastIndex(where: {
-                $0.referenceIndex == s.referenceIndex && s.start - $0.end < Scanner.joinGap && s.start >= $0.start
+                $0.referenceIndex == s.referenceIndex && s.start - $0.end < RecordingScanner.joinGap && s.start >= $0.start
                     && abs($0.referenceTime(at: s.start) - s.referenceStart) < joinTolerance(gap: s.start - $0.end) && !interrupted($0, s)
             }) {
                 var a = joined[i]
@@ -2145,7 +2159,7 @@ public final class Scanner {
                     a.changeEnd = s.changeEnd
                 }
                 a.spectralCap = max(a.spectralCap, s.spectralCap)
-                let together = min(Scanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start)),
+                let together = min(RecordingScanner.confidence(hits: a.hits + s.hits, duration: (a.end - a.start) + (s.end - s.start)),
                                    a.spectralCap)
                 a.hits += s.hits
                 a.confidence = max(a.confidence, s.confidence, together)
@@ -2177,7 +2191,7 @@ public final class Scanner {
                 let otherLength = max(o.end - o.start, 1e-3)
                 let overlap = (min(o.end, s.end) - max(o.start, s.start)) / length
                 let otherRate = Double(o.hits) / otherLength
-                guard overlap >= 0.8 else { return false }
+                guard overlap >= tuning.sharedInsideFraction else { return false }
                 // The references themselves hold the same audio over this stretch at these
                 // alignments (a marked and a plain copy of a spot, a re-edit, a shared intro):
                 // whatever the hit rates (a marked copy gathers fewer hits from a plain airing),
@@ -2189,13 +2203,13 @@ public final class Scanner {
                 if Matcher.duplicateCoverage <= sameRecording(s, o) {
                     return otherLength >= length + 2 || o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id)
                 }
-                guard rate <= 1.3 * otherRate && rate >= 0.5 * otherRate else { return false }
+                guard rate <= tuning.sharedRateHigh * otherRate && rate >= tuning.sharedRateLow * otherRate else { return false }
                 if otherLength >= length + 2 { return true }
                 // The same stretch in two references (the same recording catalogued twice, or two
                 // versions identical here): one entry, the other reference its alternative — the
                 // one with more hits keeps it (on a tie, the smaller id).
                 let mutual = (min(o.end, s.end) - max(o.start, s.start)) / otherLength
-                return otherLength > length - 2 && mutual >= 0.8 && rate >= 0.77 * otherRate
+                return otherLength > length - 2 && mutual >= tuning.sharedInsideFraction && rate >= tuning.sameStretchRate * otherRate
                     && (o.hits > s.hits || (o.hits == s.hits && o.item.id < s.item.id))
             }) {
                 explainedBy[i] = j
@@ -2252,13 +2266,13 @@ public final class Scanner {
             partial.append(PartialMaterial(segment: inside, within: o.item, sharedSlots: sameRecording(s, o)))
         }
         // (Never over a play of its own reference: there the reference plays in full.)
-        partial.removeAll { p in kept.contains { $0.referenceIndex == p.segment.referenceIndex && Scanner.overlap($0, p.segment) > 0 } }
+        partial.removeAll { p in kept.contains { $0.referenceIndex == p.segment.referenceIndex && RecordingScanner.overlap($0, p.segment) > 0 } }
         partial = PartialMaterial.merged(partial)
         var all = kept.sorted { $0.start < $1.start }
         guard all.count > 1 else { return (all, partial) }
         for i in 1..<all.count {
             var a = all[i - 1], b = all[i]
-            if a.start < b.start && a.end < b.end, let middle = Scanner.boundary(a, b) {
+            if a.start < b.start && a.end < b.end, let middle = RecordingScanner.boundary(a, b) {
                 a.referenceEnd = a.referenceTime(at: middle)
                 a.end = middle
                 // b's start no earlier than its reference's start (moved to the middle of a
@@ -2339,7 +2353,7 @@ struct VoteTable {
 
 extension ScanOptions {
     /// Seconds of recording after a play's end at which `monitor` ends its activity (writes
-    /// `segment.ended`): ``Scanner/joinGap`` plus a window and a hop, as long as a later part
+    /// `segment.ended`): ``RecordingScanner/joinGap`` plus a window and a hop, as long as a later part
     /// on its line could still join it. 27.5 s with the defaults (20 + 6 + 1.5).
-    public var activityEndDelay: Double { Scanner.joinGap + windowSeconds + hopSeconds }
+    public var activityEndDelay: Double { RecordingScanner.joinGap + windowSeconds + hopSeconds }
 }
