@@ -33,6 +33,14 @@ struct OptionSpec {
         default: return nil
         }
     }
+
+    /// The range a numeric option's help states as `LOW…HIGH` ("0…86400", "-40…-6", "1e-9…1000"),
+    /// as " from LOW to HIGH" for the message that refuses a value that is no number; empty when
+    /// the help states none.
+    var statedRange: String {
+        guard let m = help.firstMatch(of: #/(-?[0-9][0-9.e+-]*)…(-?[0-9][0-9.e+-]*)/#) else { return "" }
+        return " from \(m.1) to \(m.2)"
+    }
 }
 
 /// A command: its words, options, positional arguments and what it does.
@@ -109,7 +117,7 @@ func parse(_ args: [String], for spec: CommandSpec) throws -> ParsedArguments {
             }
         }
         if let kind = option.numberKind, Double(value.trimmingCharacters(in: .whitespaces)) == nil {
-            throw UsageError(message: "--\(name) needs \(kind), got '\(value)'")
+            throw UsageError(message: "--\(name) needs \(kind)\(option.statedRange), got '\(value)'")
         }
         if let choices = option.choices, !choices.contains(value) {
             let list = choices.count == 2 ? "\(choices[0]) or \(choices[1])" : "one of \(choices.joined(separator: ", "))"

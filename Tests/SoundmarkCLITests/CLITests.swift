@@ -253,7 +253,12 @@ final class CLITests: XCTestCase {
         let wav = file("values.wav")
         let scan = try soundmark("scan", "--catalog", db, "--min-duration", "rec.mp3")
         XCTAssertEqual(scan.status, 2)
-        XCTAssertEqual(scan.stderr, "soundmark: --min-duration needs a number of seconds, got 'rec.mp3' (see 'soundmark scan --help')\n")
+        XCTAssertEqual(scan.stderr, "soundmark: --min-duration needs a number of seconds from 0 to 86400, got 'rec.mp3' (see 'soundmark scan --help')\n")
+        // The message names the range the help states, as the out-of-range one does.
+        let rate = try soundmark("scan", "--catalog", db, "--false-alarms-per-hour", "often", wav)
+        XCTAssertEqual(rate.stderr, "soundmark: --false-alarms-per-hour needs a number from 1e-9 to 1000, got 'often' (see 'soundmark scan --help')\n")
+        let level = try soundmark("marker", "embed", "--payload", "7", "--strength", "loud", wav, file("m.wav"))
+        XCTAssertEqual(level.stderr, "soundmark: --strength needs a number of dB from -40 to -6, got 'loud' (see 'soundmark marker embed --help')\n")
         let add = try soundmark("catalog", "add", "--catalog", db, "--title", "--id", "foo", wav)
         XCTAssertEqual(add.status, 2)
         XCTAssertEqual(add.stderr, "soundmark: option --title needs a value (TEXT), not the option '--id' "
