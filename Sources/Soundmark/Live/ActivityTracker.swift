@@ -21,7 +21,10 @@ import Foundation
 ///   lies past the end of the stream.
 public final class ActivityTracker {
     /// Reference time difference (seconds) under which two segments of a reference are the
-    /// same line (the same play): `scan` joins such segments.
+    /// same line (the same play) for an echo or a handover: 0.5. These segments overlap or
+    /// follow within seconds; `scan` joins two parts of a play across a longer gap within
+    /// ``ScanTuning/joinToleranceSeconds`` plus ``ScanTuning/joinTolerancePerGapSecond`` of
+    /// the gap, at most ``ScanTuning/joinToleranceMaximumSeconds`` (also 0.5).
     public static let sameLineSeconds = 0.5
     /// How far (seconds) an echo of an ended segment must extend past its end to be a play.
     public static let echoMarginSeconds = 1.5
