@@ -147,7 +147,7 @@ public final class Catalog {
             // A catalog this process may read but not write (a read-only file, folder or mount,
             // another user's file): SQLite opens it read-only and the first write fails. The
             // catalog was read; what failed is the write the command needs.
-            if !readOnly && text.contains("readonly database") {
+            if !readOnly, (error as? SQLiteFailure)?.isReadOnly == true {
                 throw SoundmarkError.catalogWriteFailed(path: path, reason: Catalog.readOnlyReason)
             }
             let reason = text.contains("file is not a database") ? "not a soundmark catalog" : text
@@ -155,8 +155,8 @@ public final class Catalog {
         }
     }
 
-    /// Why a command that writes to a catalog cannot, where SQLite says "attempt to write a
-    /// readonly database": this process may read the file but not write it or its journal.
+    /// Why a command that writes to a catalog cannot, where SQLite refuses the write
+    /// (``SQLiteFailure/isReadOnly``): this process may read the file but not write it or its journal.
     static let readOnlyReason = "it is read-only for this user (the file, its folder or its file system); "
         + "this command writes to the catalog"
 

@@ -41,10 +41,11 @@ final class SQLiteDatabase {
     /// Runs one or more statements without results.
     func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
-        if sqlite3_exec(handle, sql, nil, nil, &message) != SQLITE_OK {
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if rc != SQLITE_OK {
             let why = message.map { String(cString: $0) } ?? lastError
             sqlite3_free(message)
-            throw SQLiteFailure(message: why)
+            throw SQLiteFailure(message: why, code: rc)
         }
     }
 
@@ -52,7 +53,7 @@ final class SQLiteDatabase {
     func prepare(_ sql: String) throws -> SQLiteStatement {
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &stmt, nil) == SQLITE_OK, let stmt else {
-            throw SQLiteFailure(message: lastError)
+            throw SQLiteFailure(message: lastError, code: sqlite3_errcode(handle))
         }
         return SQLiteStatement(stmt, db: self)
     }
@@ -94,7 +95,13 @@ protocol SQLiteWriteObserver: AnyObject {
 /// An SQLite error message.
 struct SQLiteFailure: Error, CustomStringConvertible {
     let message: String
+    /// SQLite's result code (extended codes keep the primary one in the low byte);
+    /// `SQLITE_ERROR` for failures raised by this package rather than by SQLite.
+    var code: Int32 = SQLITE_ERROR
     var description: String { message }
+    /// Whether SQLite refused a write to a database it opened read-only (`SQLITE_READONLY`):
+    /// a file, folder or file system this process may read but not write.
+    var isReadOnly: Bool { code & 0xFF == SQLITE_READONLY }
 }
 
 /// A prepared statement; parameters are 1-based, columns 0-based.
@@ -140,7 +147,7 @@ final class SQLiteStatement {
         let rc = sqlite3_step(stmt)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        throw SQLiteFailure(message: db.lastError)
+        throw SQLiteFailure(message: db.lastError, code: rc)
     }
 
     /// Steps to the end (for statements without results).

@@ -2002,13 +2002,8 @@ public final class RecordingScanner {
                               postings: (_ ref: Int, _ frames: ClosedRange<UInt32>) -> [Posting]) -> Bool {
         let from = max(a.start, b.start) + nearDuplicateEdgeMargin, to = min(a.end, b.end) - nearDuplicateEdgeMargin
         guard to > from, abs(a.timeScale - b.timeScale) <= 0.005, a.timeScale > 0, b.timeScale > 0 else { return false }
-        func frames(_ s: Segment) -> ClosedRange<UInt32>? {
-            let lo = (min(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.down)
-            let hi = (max(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.up)
-            guard hi >= 0 else { return nil }
-            return UInt32(max(0, lo))...UInt32(min(Double(UInt32.max), hi))
-        }
-        guard let fa = frames(a), let fb = frames(b) else { return false }
+        guard let fa = referenceFrames(a, from: from, to: to, hop: hop),
+              let fb = referenceFrames(b, from: from, to: to, hop: hop) else { return false }
         // Each side on its own stretch's frames (the windows' median is the stretch's).
         func rebased(_ ps: [Posting], _ first: UInt32) -> [Posting] { ps.map { Posting(hash: $0.hash, frame: $0.frame - first) } }
         let query = rebased(postings(a.referenceIndex, fa), fa.lowerBound)
@@ -2018,6 +2013,17 @@ public final class RecordingScanner {
                          - (a.referenceTime(at: from) / hop - Double(fa.lowerBound)))
         let comparison = RecordingComparison(query: query, reference: reference, offset: offset, hop: hop)
         return comparison.share >= SameRecordingRule.overallFloor && !comparison.differing.isEmpty
+    }
+
+    /// The reference frames segment `s` plays over recording seconds `from…to`, widened by
+    /// `pad` frames each side and clipped to the frames a posting can have; `nil` when they all
+    /// lie before the reference's start.
+    private static func referenceFrames(_ s: Segment, from: Double, to: Double, hop: Double,
+                                        pad: Double = 0) -> ClosedRange<UInt32>? {
+        let lo = (min(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.down) - pad
+        let hi = (max(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.up) + pad
+        guard hi >= 0 else { return nil }
+        return UInt32(max(0, lo))...UInt32(min(Double(UInt32.max), hi))
     }
 
     /// Whether two references the recording matches over one stretch are the same recording
@@ -2039,13 +2045,8 @@ public final class RecordingScanner {
                                    postings: (_ ref: Int, _ frames: ClosedRange<UInt32>) -> [Posting]) -> Double {
         let from = max(a.start, b.start), to = min(a.end, b.end)
         guard to > from, abs(a.timeScale - b.timeScale) <= 0.005, a.timeScale > 0 else { return 0 }
-        func frames(_ s: Segment) -> ClosedRange<UInt32>? {
-            let lo = (min(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.down) - 2
-            let hi = (max(s.referenceTime(at: from), s.referenceTime(at: to)) / hop).rounded(.up) + 2
-            guard hi >= 0 else { return nil }
-            return UInt32(max(0, lo))...UInt32(min(Double(UInt32.max), hi))
-        }
-        guard let fa = frames(a), let fb = frames(b) else { return 0 }
+        guard let fa = referenceFrames(a, from: from, to: to, hop: hop, pad: 2),
+              let fb = referenceFrames(b, from: from, to: to, hop: hop, pad: 2) else { return 0 }
         let own = postings(a.referenceIndex, fa)
         guard !own.isEmpty else { return 0 }
         let other = Set(postings(b.referenceIndex, fb).map { UInt64($0.hash) << 32 | UInt64($0.frame) })

@@ -41,16 +41,26 @@ extension SpectrumEdge {
             guard outside.count >= 24 else { return nil }
             p0 = max(p0, Double(outside.filter(\.stands).count) / Double(outside.count))
         }
+        guard let sums = walk(outward, inside: inside, chance: p0) else { return nil }
+        var best = 0.0, bestIndex: Int?
+        for k in outward.indices where outward[k].stands && sums[k] > best { (best, bestIndex) = (sums[k], k) }
+        guard let k = bestIndex, best >= minimumEvidence else { return nil }
+        return outward[k].x
+    }
+
+    /// The change point's walk from an edge outwards: after each reading of `outward`, the
+    /// log-likelihood ratio (nats) of the readings so far under the stretch's rate of standing
+    /// out (the share of `inside`, at most 0.95) against `chance` (a share, 0…1). `nil` when the
+    /// stretch does not tell itself from chance (its rate under 1.75 times `chance`).
+    private static func walk(_ outward: [Reading], inside: [Reading], chance p0: Double) -> [Double]? {
         let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
         guard p >= 1.75 * p0 else { return nil }
         let hit = log(p / p0), miss = log((1 - p) / (1 - p0))
-        var sum = 0.0, best = 0.0, bestIndex: Int?
-        for (k, r) in outward.enumerated() {
+        var sum = 0.0
+        return outward.map { r in
             sum += r.stands ? hit : miss
-            if r.stands && sum > best { best = sum; bestIndex = k }
+            return sum
         }
-        guard let k = bestIndex, best >= minimumEvidence else { return nil }
-        return outward[k].x
     }
 
     /// Width (nats) of the likelihood interval of a masked start: 0.5, the interval of one
@@ -93,12 +103,7 @@ extension SpectrumEdge {
         guard outside.count >= 24, Double(outside.filter(\.stands).count) <= Double(outside.count) * p0 else {
             return self.outward(outward, inside: inside)
         }
-        let p = min(Double(inside.filter(\.stands).count) / Double(inside.count), 0.95)
-        guard p >= 1.75 * p0 else { return nil }
-        let hit = log(p / p0), miss = log((1 - p) / (1 - p0))
-        var sum = 0.0, sums: [Double] = []
-        sums.reserveCapacity(outward.count)
-        for r in outward { sum += r.stands ? hit : miss; sums.append(sum) }
+        guard let sums = walk(outward, inside: inside, chance: p0) else { return nil }
         let best = max(0, sums.max() ?? 0)
         guard let k = outward.indices.last(where: { outward[$0].stands && sums[$0] > 0 && sums[$0] >= best - startSupport })
         else { return nil }
